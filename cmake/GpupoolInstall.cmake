@@ -1,0 +1,24 @@
+# Install rules: headers, libraries, the CLI and a relocatable package config, so that a
+# consumer project can find_package(gpupool) and link gpupool::gpupool / gpupool::io.
+include(CMakePackageConfigHelpers)
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/gpupool
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        FILES_MATCHING PATTERN "*.h")
+install(FILES ${PROJECT_BINARY_DIR}/include/gpupool/version.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gpupool)
+install(TARGETS gpupool_core gpupool_io EXPORT gpupoolTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS gpupool_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(EXPORT gpupoolTargets NAMESPACE gpupool::
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gpupool)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/gpupoolConfig.cmake.in
+        ${PROJECT_BINARY_DIR}/gpupoolConfig.cmake
+        INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gpupool)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/gpupoolConfigVersion.cmake
+        COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/gpupoolConfig.cmake
+              ${PROJECT_BINARY_DIR}/gpupoolConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gpupool)

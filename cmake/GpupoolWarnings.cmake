@@ -1,0 +1,9 @@
+# gpupool_set_warnings(target): the project's warning flags, as errors when
+# GPUPOOL_WARNINGS_AS_ERRORS is on. Applied to gpupool's own targets only.
+function(gpupool_set_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow
+                         -Wnon-virtual-dtor -Wimplicit-fallthrough)
+  if(GPUPOOL_WARNINGS_AS_ERRORS)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()

@@ -1,0 +1,120 @@
+// Decisions: what Schedule() tells the host to do.
+//
+// A host applies them (see ApplyDecisions in apply.h); the next snapshot reflects what it did.
+// Scheduling that next snapshot again yields no further Start.
+#ifndef GPUPOOL_DECISIONS_H_
+#define GPUPOOL_DECISIONS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpupool/job.h"
+
+namespace gpupool {
+
+// Start a pending job: every replica that starts, with its node and GPUs. `placements` is in
+// group order, then replica order.
+struct StartDecision {
+  std::string job;
+  std::vector<ReplicaPlacement> placements;
+};
+
+// Evict a running job (whole gang) so that `for_job` can run.
+struct PreemptDecision {
+  std::string job;
+  std::string for_job;
+  std::string reason;
+  // Milli-GPU-seconds of work lost since the victim's last checkpoint, plus its restore time.
+  int64_t lost_milli_gpu_seconds = 0;
+};
+
+// Move a running job (consolidation).
+struct MigrateDecision {
+  std::string job;
+  std::vector<ReplicaPlacement> from;
+  std::vector<ReplicaPlacement> to;
+};
+
+// Change the replica count of a running elastic group.
+struct ResizeDecision {
+  std::string job;
+  std::string group;
+  int32_t from_replicas = 0;
+  int32_t to_replicas = 0;
+};
+
+// A job that cannot start now is expected to start at `expected_start` on `nodes` (backfill).
+struct ReserveDecision {
+  std::string job;
+  std::vector<std::string> nodes;
+  int64_t expected_start = 0;
+};
+
+// Why a job stays pending. The codes are stable; their names (PendingReasonName) appear in JSON.
+enum class PendingReason {
+  // No node in the pool has a GPU of any model the job accepts.
+  kNoAllowedGpuModel,
+  // Nodes of an accepted model exist, but none may take the job: not ready, unhealthy GPUs,
+  // reserved for other queues, or isolation.
+  kNodeRestrictions,
+  // The job's request is larger than any eligible node could hold even if it were empty.
+  kNeverFits,
+  // Eligible nodes have fewer free resources in total than the job needs.
+  kInsufficientCapacity,
+  // Enough is free in total, but not in the shape the job needs (per node, per GPU, per island).
+  kFragmentation,
+  // The job would fit ignoring its required gang topology constraint, but not within one domain.
+  kTopology,
+  // Starting the job would take its queue (or an ancestor) past a limit.
+  kQueueLimit,
+  // The cycle's work budget ran out before the job was tried.
+  kBudgetExhausted,
+};
+
+const char* PendingReasonName(PendingReason reason);
+
+struct PendingDecision {
+  std::string job;
+  PendingReason reason = PendingReason::kInsufficientCapacity;
+  // One human-readable sentence with the numbers behind the reason.
+  std::string detail;
+  // For kQueueLimit: the queue whose limit blocks, the GPU model of that limit ("*" for all
+  // models), and by how many milli-GPUs the job would exceed it. For capacity reasons:
+  // the milli-GPUs missing (0 when not a matter of quantity).
+  std::string queue;
+  std::string gpu_model;
+  int64_t shortfall_milli = 0;
+};
+
+// Work done by the cycle, in deterministic units (no wall time).
+struct Counters {
+  int64_t jobs_considered = 0;
+  int64_t jobs_started = 0;
+  int64_t candidates_evaluated = 0;
+  int64_t transactions_rolled_back = 0;
+  // Jobs answered from an identical job that already failed in this cycle.
+  int64_t equivalence_hits = 0;
+  bool budget_exhausted = false;
+};
+
+struct Decisions {
+  std::string policy_name;
+  int32_t policy_version = 0;
+  // Name of the placement scorer used.
+  std::string scorer;
+  // 64-bit fingerprint of the canonical input (snapshot and policy), as 16 hex digits.
+  std::string input_fingerprint;
+  // Each list is sorted by job id.
+  std::vector<StartDecision> starts;
+  std::vector<PreemptDecision> preemptions;
+  std::vector<MigrateDecision> migrations;
+  std::vector<ResizeDecision> resizes;
+  std::vector<ReserveDecision> reservations;
+  std::vector<PendingDecision> pending;
+  Counters counters;
+};
+
+}  // namespace gpupool
+
+#endif  // GPUPOOL_DECISIONS_H_
