@@ -1,0 +1,33 @@
+#include "gpupool/apply.h"
+
+#include <map>
+#include <string>
+
+#include "fmt/format.h"
+
+namespace gpupool {
+
+absl::Status ApplyStarts(const Decisions& decisions, Snapshot& snapshot) {
+  std::map<std::string, Job*, std::less<>> by_id;
+  for (Job& job : snapshot.jobs) by_id.emplace(job.id, &job);
+  for (const StartDecision& start : decisions.starts) {
+    auto it = by_id.find(start.job);
+    if (it == by_id.end()) {
+      return absl::FailedPreconditionError(
+          fmt::format("starts[{}]: no such job in the snapshot", start.job));
+    }
+    if (it->second->state != JobState::kPending) {
+      return absl::FailedPreconditionError(
+          fmt::format("starts[{}]: the job is not pending", start.job));
+    }
+  }
+  for (const StartDecision& start : decisions.starts) {
+    Job& job = *by_id.find(start.job)->second;
+    job.state = JobState::kRunning;
+    job.start_time = snapshot.now;
+    job.placements = start.placements;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gpupool

@@ -1,0 +1,184 @@
+#include "fingerprint.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "fmt/format.h"
+
+namespace gpupool::internal {
+namespace {
+
+class Hasher {
+ public:
+  void Int(int64_t value) {
+    uint64_t v = static_cast<uint64_t>(value);
+    for (int i = 0; i < 8; ++i) {
+      Byte(static_cast<uint8_t>(v & 0xff));
+      v >>= 8;
+    }
+  }
+  void Str(std::string_view s) {
+    Int(static_cast<int64_t>(s.size()));
+    for (char c : s) Byte(static_cast<uint8_t>(c));
+  }
+  template <typename T>
+  void Opt(const std::optional<T>& value) {
+    Int(value.has_value() ? 1 : 0);
+    if (value) Int(*value);
+  }
+  uint64_t value() const { return h_; }
+
+ private:
+  void Byte(uint8_t b) {
+    h_ ^= b;
+    h_ *= 0x100000001b3ULL;
+  }
+  uint64_t h_ = 0xcbf29ce484222325ULL;
+};
+
+std::vector<TopologyLabel> Sorted(std::vector<TopologyLabel> labels) {
+  std::sort(labels.begin(), labels.end(), [](const TopologyLabel& a, const TopologyLabel& b) {
+    return a.level != b.level ? a.level < b.level : a.value < b.value;
+  });
+  return labels;
+}
+
+void HashRequest(Hasher& h, const ResourceRequest& r) {
+  h.Int(r.gpu_milli);
+  h.Int(r.gpu_memory_mib);
+  h.Int(r.cpu_milli);
+  h.Int(r.memory_mib);
+}
+
+}  // namespace
+
+std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
+  Hasher h;
+  const Snapshot& s = index.snapshot();
+  h.Int(s.now);
+  h.Int(static_cast<int64_t>(s.topology.levels.size()));
+  for (const std::string& level : s.topology.levels) h.Str(level);
+  h.Int(index.model_count());
+  for (int32_t m = 0; m < index.model_count(); ++m) {
+    const GpuModel& model = index.model(m);
+    h.Str(model.name);
+    h.Int(model.memory_mib);
+    std::vector<WorkloadSpeed> speeds = model.speeds;
+    std::sort(speeds.begin(), speeds.end(), [](const WorkloadSpeed& a, const WorkloadSpeed& b) {
+      return a.workload_class < b.workload_class;
+    });
+    h.Int(static_cast<int64_t>(speeds.size()));
+    for (const WorkloadSpeed& speed : speeds) {
+      h.Str(speed.workload_class);
+      h.Int(speed.speed_milli);
+    }
+  }
+  h.Int(index.node_count());
+  for (int32_t n = 0; n < index.node_count(); ++n) {
+    const Node& node = index.node(n);
+    h.Str(node.id);
+    h.Str(node.gpu_model);
+    h.Int(index.gpu_end(n) - index.gpu_begin(n));
+    for (int32_t g = index.gpu_begin(n); g < index.gpu_end(n); ++g) {
+      h.Int(index.gpu_index(g));
+      h.Int(index.gpu_island(g));
+      h.Int(index.gpu_healthy(g) ? 1 : 0);
+    }
+    h.Int(node.cpu_milli);
+    h.Int(node.memory_mib);
+    for (const auto* labels : {&node.path, &node.labels}) {
+      const std::vector<TopologyLabel> sorted = Sorted(*labels);
+      h.Int(static_cast<int64_t>(sorted.size()));
+      for (const TopologyLabel& label : sorted) {
+        h.Str(label.level);
+        h.Str(label.value);
+      }
+    }
+    h.Int(static_cast<int64_t>(node.state));
+    std::vector<std::string> owners = node.owner_queues;
+    std::sort(owners.begin(), owners.end());
+    h.Int(static_cast<int64_t>(owners.size()));
+    for (const std::string& owner : owners) h.Str(owner);
+  }
+  h.Int(index.queue_count());
+  for (int32_t q = 0; q < index.queue_count(); ++q) {
+    const Queue& queue = index.queue(q);
+    h.Str(queue.id);
+    h.Str(queue.parent);
+    h.Int(queue.priority);
+    std::vector<Quota> quotas = queue.quotas;
+    std::sort(quotas.begin(), quotas.end(),
+              [](const Quota& a, const Quota& b) { return a.gpu_model < b.gpu_model; });
+    h.Int(static_cast<int64_t>(quotas.size()));
+    for (const Quota& quota : quotas) {
+      h.Str(quota.gpu_model);
+      h.Int(quota.guaranteed_milli);
+      h.Opt(quota.limit_milli);
+      h.Int(quota.over_quota_weight);
+    }
+    h.Int(queue.can_borrow ? 1 : 0);
+    h.Int(queue.can_lend ? 1 : 0);
+    h.Int(static_cast<int64_t>(queue.isolation));
+    h.Opt(queue.budget_milli_gpu_seconds);
+    h.Int(queue.decayed_usage_milli_gpu_seconds);
+  }
+  h.Int(index.job_count());
+  for (int32_t j = 0; j < index.job_count(); ++j) {
+    const Job& job = *index.job(j).job;
+    h.Str(job.id);
+    h.Str(job.queue);
+    h.Int(job.priority);
+    h.Int(job.submit_time);
+    h.Int(static_cast<int64_t>(job.groups.size()));
+    for (const TaskGroup& group : job.groups) {
+      h.Str(group.name);
+      h.Int(group.replicas);
+      h.Opt(group.min_replicas);
+      HashRequest(h, group.request);
+      h.Int(static_cast<int64_t>(group.gpu_models.size()));
+      for (const std::string& model : group.gpu_models) h.Str(model);
+      h.Int(static_cast<int64_t>(group.topology.replica_scope));
+      h.Int(static_cast<int64_t>(group.topology.replica_strictness));
+      h.Int(group.topology.gang_level.has_value() ? 1 : 0);
+      if (group.topology.gang_level) h.Str(*group.topology.gang_level);
+      h.Int(static_cast<int64_t>(group.topology.gang_strictness));
+    }
+    h.Int(job.preemptible ? 1 : 0);
+    h.Int(job.checkpointing.interval_s);
+    h.Opt(job.checkpointing.last_checkpoint_time);
+    h.Int(job.checkpointing.checkpoint_cost_s);
+    h.Int(job.checkpointing.restore_time_s);
+    h.Int(job.min_runtime_s);
+    h.Opt(job.runtime_estimate_s);
+    h.Int(static_cast<int64_t>(job.state));
+    h.Opt(job.start_time);
+    h.Int(job.attained_service_s);
+    std::vector<ReplicaPlacement> placements = job.placements;
+    std::sort(placements.begin(), placements.end(),
+              [](const ReplicaPlacement& a, const ReplicaPlacement& b) {
+                return a.group != b.group ? a.group < b.group : a.replica < b.replica;
+              });
+    h.Int(static_cast<int64_t>(placements.size()));
+    for (const ReplicaPlacement& p : placements) {
+      h.Str(p.group);
+      h.Int(p.replica);
+      h.Str(p.node);
+      std::vector<int32_t> gpus = p.gpus;
+      std::sort(gpus.begin(), gpus.end());
+      h.Int(static_cast<int64_t>(gpus.size()));
+      for (int32_t g : gpus) h.Int(g);
+      h.Int(p.gpu_milli);
+    }
+  }
+  h.Str(policy.name);
+  h.Int(policy.version);
+  h.Int(static_cast<int64_t>(policy.placement));
+  h.Str(policy.scorer ? policy.scorer->Name() : std::string_view());
+  h.Int(static_cast<int64_t>(policy.job_order));
+  h.Int(policy.budgets.max_candidates);
+  return fmt::format("{:016x}", h.value());
+}
+
+}  // namespace gpupool::internal

@@ -1,0 +1,41 @@
+// Stable names of enums that appear in output.
+#include "gpupool/decisions.h"
+#include "gpupool/policy.h"
+
+namespace gpupool {
+
+const char* PlacementStrategyName(PlacementStrategy strategy) {
+  switch (strategy) {
+    case PlacementStrategy::kBestFit:
+      return "best-fit";
+    case PlacementStrategy::kFirstFit:
+      return "first-fit";
+    case PlacementStrategy::kSpread:
+      return "spread";
+  }
+  return "unknown";
+}
+
+const char* PendingReasonName(PendingReason reason) {
+  switch (reason) {
+    case PendingReason::kNoAllowedGpuModel:
+      return "no-allowed-gpu-model";
+    case PendingReason::kNodeRestrictions:
+      return "node-restrictions";
+    case PendingReason::kNeverFits:
+      return "never-fits";
+    case PendingReason::kInsufficientCapacity:
+      return "insufficient-capacity";
+    case PendingReason::kFragmentation:
+      return "fragmentation";
+    case PendingReason::kTopology:
+      return "topology";
+    case PendingReason::kQueueLimit:
+      return "queue-limit";
+    case PendingReason::kBudgetExhausted:
+      return "budget-exhausted";
+  }
+  return "unknown";
+}
+
+}  // namespace gpupool

@@ -1,0 +1,19 @@
+// Stage 4: the order in which pending jobs are considered.
+#ifndef GPUPOOL_ORDER_H_
+#define GPUPOOL_ORDER_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "gpupool/policy.h"
+#include "snapshot_index.h"
+
+namespace gpupool::internal {
+
+// Pending jobs, in the order the policy serves them. kPriorityFifo: priority descending, then
+// submit time ascending, then job id (the dense index is id order): a strict total order.
+std::vector<int32_t> OrderPendingJobs(const SnapshotIndex& index, const Policy& policy);
+
+}  // namespace gpupool::internal
+
+#endif  // GPUPOOL_ORDER_H_

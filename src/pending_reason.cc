@@ -1,0 +1,229 @@
+// Stage 9 (first half): why a job stays pending.
+//
+// Called once per distinct job shape that failed to place (identical jobs reuse the answer).
+// The reasons are tested from the most permanent to the most transient, so that the reason a
+// user reads is the one that matters: a model the pool lacks, then nodes the job may not use,
+// then a request no node could ever hold, then its queue's limit, then a plain lack of free
+// capacity, then a topology constraint, and last fragmentation (enough free in total, but not
+// in the shape the job needs).
+#include <string>
+
+#include "fmt/format.h"
+#include "place.h"
+
+namespace gpupool::internal {
+namespace {
+
+std::string ModelList(const SnapshotIndex& index, const Job& job) {
+  std::string out;
+  for (const TaskGroup& group : job.groups) {
+    if (group.request.gpu_milli == 0) continue;
+    for (const std::string& name : group.gpu_models) {
+      if (!out.empty()) out += ", ";
+      out += name;
+    }
+    break;
+  }
+  (void)index;
+  return out.empty() ? std::string("any model") : out;
+}
+
+std::string Gpus(int64_t milli) {
+  if (milli == kMilliPerGpu) return "1 GPU";
+  if (milli % kMilliPerGpu == 0) return fmt::format("{} GPUs", milli / kMilliPerGpu);
+  return fmt::format("{} milli-GPUs", milli);
+}
+
+}  // namespace
+
+bool Placer::FitsOnEmptyNode(int32_t j, const TaskGroup& group, int32_t n) const {
+  (void)j;
+  const Node& node = index_.node(n);
+  const ResourceRequest& request = group.request;
+  if (request.cpu_milli > node.cpu_milli || request.memory_mib > node.memory_mib) return false;
+  const int64_t count = request.GpuCount();
+  if (count == 0) return true;
+  if (index_.node_model(n) == kNone || request.gpu_memory_mib > index_.gpu_memory_mib(n)) {
+    return false;
+  }
+  if (index_.healthy_gpus(n) < count) return false;
+  if (group.topology.replica_scope == ReplicaScope::kIsland &&
+      group.topology.replica_strictness == Strictness::kRequired) {
+    std::vector<int64_t> per_island(index_.island_count(n), 0);
+    for (int32_t g = index_.gpu_begin(n); g < index_.gpu_end(n); ++g) {
+      if (index_.gpu_healthy(g)) ++per_island[index_.gpu_island(g)];
+    }
+    for (int64_t c : per_island) {
+      if (c >= count) return true;
+    }
+    return false;
+  }
+  return true;
+}
+
+PendingDecision Placer::Diagnose(int32_t j) {
+  const JobInfo& info = index_.job(j);
+  const Job& job = *info.job;
+  PendingDecision out;
+  out.job = job.id;
+
+  // Candidate model slots: the accepted models the pool has nodes of; CPU-only gangs: all nodes.
+  std::vector<int32_t> models;
+  if (info.needs_gpu) {
+    for (int32_t m : info.models) {
+      if (!index_.nodes_of_model(m).empty()) models.push_back(m);
+    }
+    if (models.empty()) {
+      out.reason = PendingReason::kNoAllowedGpuModel;
+      out.detail = fmt::format("no node in the pool has a GPU of an accepted model ({})",
+                               ModelList(index_, job));
+      return out;
+    }
+  } else {
+    models = {kNone};
+  }
+  auto nodes_of = [this](int32_t m) -> std::vector<int32_t> {
+    if (m != kNone) return index_.nodes_of_model(m);
+    std::vector<int32_t> all(index_.node_count());
+    for (int32_t n = 0; n < index_.node_count(); ++n) all[n] = n;
+    return all;
+  };
+
+  // Nodes the job may use at all.
+  int64_t not_ready = 0, reserved = 0, no_healthy = 0, eligible_count = 0;
+  std::vector<std::vector<int32_t>> eligible(models.size());
+  for (size_t i = 0; i < models.size(); ++i) {
+    for (int32_t n : nodes_of(models[i])) {
+      if (!state_.node_open(n)) {
+        ++not_ready;
+      } else if (!index_.QueueMayUseNode(info.queue, n)) {
+        ++reserved;
+      } else if (info.needs_gpu && index_.healthy_gpus(n) == 0) {
+        ++no_healthy;
+      } else {
+        eligible[i].push_back(n);
+        ++eligible_count;
+      }
+    }
+  }
+  if (eligible_count == 0) {
+    out.reason = PendingReason::kNodeRestrictions;
+    out.detail = fmt::format(
+        "no node of an accepted model ({}) may take the job: {} not ready, {} reserved for "
+        "other queues, {} without a healthy GPU",
+        ModelList(index_, job), not_ready, reserved, no_healthy);
+    return out;
+  }
+
+  // Could the gang ever fit, on an empty pool?
+  bool ever_fits = false;
+  for (size_t i = 0; i < models.size() && !ever_fits; ++i) {
+    bool all_groups = true;
+    int64_t capacity = 0;
+    for (int32_t n : eligible[i]) capacity += index_.healthy_gpus(n) * kMilliPerGpu;
+    for (const TaskGroup& group : job.groups) {
+      bool somewhere = false;
+      for (int32_t n : eligible[i]) {
+        if (FitsOnEmptyNode(j, group, n)) {
+          somewhere = true;
+          break;
+        }
+      }
+      all_groups = all_groups && somewhere;
+    }
+    ever_fits = all_groups && capacity >= info.gang_milli;
+  }
+  if (!ever_fits) {
+    const TaskGroup& largest = job.groups[GroupOrder(j).front()];
+    out.reason = PendingReason::kNeverFits;
+    out.detail = fmt::format(
+        "the gang ({} in total; largest replica {} milli-GPUs, {} milli-CPU, {} MiB) does not "
+        "fit on the eligible nodes of {} even when they are empty",
+        Gpus(info.gang_milli), largest.request.gpu_milli, largest.request.cpu_milli,
+        largest.request.memory_mib, ModelList(index_, job));
+    return out;
+  }
+
+  if (last_all_limited_ && last_limit_block_) {
+    const LimitBlock& block = *last_limit_block_;
+    out.reason = PendingReason::kQueueLimit;
+    out.queue = index_.queue(block.queue).id;
+    out.gpu_model = block.model_slot == index_.any_model_slot()
+                        ? std::string(kAnyGpuModel)
+                        : index_.model(block.model_slot).name;
+    out.shortfall_milli = block.shortfall_milli;
+    out.detail = fmt::format(
+        "starting the job ({} milli-GPUs) would take queue {} over its limit for {} by {} "
+        "milli-GPUs (limit {}, in use {})",
+        info.gang_milli, out.queue, out.gpu_model, block.shortfall_milli,
+        index_.queue_limit(block.queue, block.model_slot),
+        state_.queue_usage(block.queue, block.model_slot));
+    return out;
+  }
+
+  // Free capacity on eligible nodes, on the best model.
+  int64_t best_free_gpu = 0, best_free_cpu = 0;
+  for (size_t i = 0; i < models.size(); ++i) {
+    int64_t free_gpu = 0, free_cpu = 0;
+    for (int32_t n : eligible[i]) {
+      free_gpu += state_.node_free_gpu(n);
+      free_cpu += state_.node_free_cpu(n);
+    }
+    best_free_gpu = std::max(best_free_gpu, free_gpu);
+    best_free_cpu = std::max(best_free_cpu, free_cpu);
+  }
+  if (best_free_gpu < info.gang_milli) {
+    out.reason = PendingReason::kInsufficientCapacity;
+    out.shortfall_milli = info.gang_milli - best_free_gpu;
+    out.detail = fmt::format(
+        "the gang needs {} milli-GPUs but only {} are free on eligible nodes of {}",
+        info.gang_milli, best_free_gpu, ModelList(index_, job));
+    return out;
+  }
+  if (best_free_cpu < info.gang_cpu_milli) {
+    out.reason = PendingReason::kInsufficientCapacity;
+    out.detail = fmt::format(
+        "the gang needs {} milli-CPU but only {} are free on eligible nodes",
+        info.gang_cpu_milli, best_free_cpu);
+    return out;
+  }
+
+  // Would it fit without its required gang constraint?
+  if (info.gang_level != kNone) {
+    bool fits_unconstrained = false;
+    for (int32_t m : models) {
+      const WorkingState::Mark mark = state_.Checkpoint();
+      building_.clear();
+      fits_unconstrained = PlaceInScope(j, m, Scope{});
+      state_.Rollback(mark);
+      building_.clear();
+      if (fits_unconstrained) break;
+    }
+    if (fits_unconstrained) {
+      const std::string level =
+          info.gang_level == index_.node_level()
+              ? std::string("node")
+              : index_.snapshot().topology.levels[info.gang_level];
+      out.reason = PendingReason::kTopology;
+      out.detail = fmt::format(
+          "{} are free in total, but no single {} has room for the whole gang ({})",
+          Gpus(best_free_gpu), level, Gpus(info.gang_milli));
+      return out;
+    }
+  }
+
+  out.reason = PendingReason::kFragmentation;
+  const TaskGroup& largest = job.groups[GroupOrder(j).front()];
+  const bool island = largest.topology.replica_scope == ReplicaScope::kIsland &&
+                      largest.topology.replica_strictness == Strictness::kRequired;
+  out.detail = fmt::format(
+      "{} are free on eligible nodes, but not in the shape the job needs: each replica needs "
+      "{} on one {}{}",
+      Gpus(best_free_gpu), Gpus(largest.request.gpu_milli), island ? "NVLink island" : "node",
+      largest.request.cpu_milli > 0
+          ? fmt::format(" with {} milli-CPU", largest.request.cpu_milli)
+          : std::string());
+  return out;
+}
+
+}  // namespace gpupool::internal

@@ -1,0 +1,393 @@
+#include "place.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "internal/check.h"
+
+namespace gpupool::internal {
+namespace {
+
+bool AllowsSpanningIslands(const TaskGroup& group) {
+  return group.topology.replica_scope == ReplicaScope::kNode ||
+         group.topology.replica_strictness == Strictness::kPreferred;
+}
+
+}  // namespace
+
+Placer::Placer(const SnapshotIndex& index, WorkingState& state, const Policy& policy,
+               Counters& counters)
+    : index_(index), state_(state), policy_(policy), counters_(counters) {}
+
+std::vector<int32_t> Placer::GroupOrder(int32_t j) const {
+  // Largest replicas first: they have the fewest places to go.
+  const auto& groups = index_.job(j).job->groups;
+  std::vector<int32_t> order(groups.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&groups](int32_t a, int32_t b) {
+    const ResourceRequest& ra = groups[a].request;
+    const ResourceRequest& rb = groups[b].request;
+    if (ra.gpu_milli != rb.gpu_milli) return ra.gpu_milli > rb.gpu_milli;
+    return ra.cpu_milli > rb.cpu_milli;
+  });
+  return order;
+}
+
+std::optional<LimitBlock> Placer::CheckLimits(int32_t j, int32_t model, int64_t milli) const {
+  if (milli <= 0) return std::nullopt;
+  const int32_t any = index_.any_model_slot();
+  for (int32_t q = index_.job(j).queue; q != kNone; q = index_.queue_parent(q)) {
+    for (int32_t slot : {model, any}) {
+      if (slot == kNone) continue;
+      const int64_t limit = index_.queue_limit(q, slot);
+      if (limit == kNoLimit) continue;
+      const int64_t after = state_.queue_usage(q, slot) + milli;
+      if (after > limit) return LimitBlock{q, slot, after - limit};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<ReplicaPlacement>> Placer::TryStart(int32_t j) {
+  const JobInfo& info = index_.job(j);
+  last_limit_block_.reset();
+  last_all_limited_ = false;
+  std::vector<int32_t> models = info.models;
+  if (!info.needs_gpu) models = {kNone};
+  int32_t limited = 0;
+  for (int32_t m : models) {
+    if (auto block = CheckLimits(j, m, info.gang_milli)) {
+      if (!last_limit_block_) last_limit_block_ = block;
+      ++limited;
+      continue;
+    }
+    const WorkingState::Mark mark = state_.Checkpoint();
+    building_.clear();
+    if (PlaceGang(j, m)) {
+      state_.Commit();
+      std::vector<ReplicaPlacement> placements = std::move(building_);
+      building_.clear();
+      // Group order, then replica order.
+      std::sort(placements.begin(), placements.end(),
+                [this, j](const ReplicaPlacement& a, const ReplicaPlacement& b) {
+                  const int32_t ga = index_.FindGroup(j, a.group);
+                  const int32_t gb = index_.FindGroup(j, b.group);
+                  if (ga != gb) return ga < gb;
+                  return a.replica < b.replica;
+                });
+      return placements;
+    }
+    state_.Rollback(mark);
+    ++counters_.transactions_rolled_back;
+  }
+  last_all_limited_ = !models.empty() && limited == static_cast<int32_t>(models.size());
+  building_.clear();
+  return std::nullopt;
+}
+
+bool Placer::PlaceGang(int32_t j, int32_t model) {
+  const JobInfo& info = index_.job(j);
+  if (info.gang_level == kNone) return PlaceInScope(j, model, Scope{});
+  const TaskGroup* constrained = nullptr;
+  for (const TaskGroup& group : info.job->groups) {
+    if (group.topology.gang_level.has_value()) {
+      constrained = &group;
+      break;
+    }
+  }
+  for (int32_t d : DomainsInOrder(info.gang_level, model, info.gang_milli)) {
+    const WorkingState::Mark mark = state_.Checkpoint();
+    const size_t built = building_.size();
+    if (PlaceInScope(j, model, Scope{info.gang_level, d})) return true;
+    state_.Rollback(mark);
+    building_.resize(built);
+  }
+  if (constrained->topology.gang_strictness == Strictness::kPreferred) {
+    return PlaceInScope(j, model, Scope{});
+  }
+  return false;
+}
+
+// Domains of `level` in the order the strategy prefers, skipping those without `need` free.
+std::vector<int32_t> Placer::DomainsInOrder(int32_t level, int32_t model, int64_t need) const {
+  std::vector<int32_t> domains;
+  const int32_t count = index_.domain_count(level);
+  for (int32_t d = 0; d < count; ++d) {
+    if (state_.domain_free_gpu(level, d) < need) continue;
+    if (model != kNone) {
+      const auto& nodes = index_.domain_nodes(level, d);
+      const bool has_model = std::any_of(nodes.begin(), nodes.end(), [&](int32_t n) {
+        return index_.node_model(n) == model && state_.node_open(n);
+      });
+      if (!has_model) continue;
+    }
+    domains.push_back(d);
+  }
+  const bool ordered = policy_.scorer == nullptr &&
+                       policy_.placement != PlacementStrategy::kFirstFit;
+  if (ordered) {
+    const int sign = state_.key_sign();
+    std::stable_sort(domains.begin(), domains.end(), [&](int32_t a, int32_t b) {
+      return sign * state_.domain_free_gpu(level, a) < sign * state_.domain_free_gpu(level, b);
+    });
+  }
+  return domains;
+}
+
+bool Placer::PlaceInScope(int32_t j, int32_t model, Scope scope) {
+  const auto& groups = index_.job(j).job->groups;
+  const std::vector<int32_t> order = GroupOrder(j);
+  for (int32_t g : order) {
+    for (int32_t r = 0; r < groups[g].MinReplicas(); ++r) {
+      if (!PlaceReplica(j, g, r, model, scope)) return false;
+    }
+  }
+  GrowElastic(j, model, scope);
+  return true;
+}
+
+void Placer::GrowElastic(int32_t j, int32_t model, Scope scope) {
+  const auto& groups = index_.job(j).job->groups;
+  for (int32_t g : GroupOrder(j)) {
+    const TaskGroup& group = groups[g];
+    for (int32_t r = group.MinReplicas(); r < group.replicas; ++r) {
+      if (CheckLimits(j, model, group.request.gpu_milli)) return;
+      const WorkingState::Mark mark = state_.Checkpoint();
+      const size_t built = building_.size();
+      if (!PlaceReplica(j, g, r, model, scope)) {
+        state_.Rollback(mark);
+        building_.resize(built);
+        break;
+      }
+    }
+  }
+}
+
+bool Placer::PlaceReplica(int32_t j, int32_t g, int32_t replica, int32_t model, Scope scope) {
+  const TaskGroup& group = index_.job(j).job->groups[g];
+  std::vector<int32_t> gpus;
+  int32_t node = kNone;
+  // A CPU-only group may go on any node; a GPU group only on nodes of the gang's model.
+  const bool any_model = group.request.gpu_milli == 0 || model == kNone;
+  const bool ordered = policy_.scorer == nullptr &&
+                       policy_.placement != PlacementStrategy::kFirstFit;
+  if (scope.level != kNone) {
+    const auto& domain_nodes = index_.domain_nodes(scope.level, scope.domain);
+    if (any_model) {
+      node = ScanForNode(j, group, domain_nodes, gpus);
+    } else {
+      std::vector<int32_t> of_model;
+      for (int32_t n : domain_nodes) {
+        if (index_.node_model(n) == model) of_model.push_back(n);
+      }
+      node = ScanForNode(j, group, of_model, gpus);
+    }
+  } else if (ordered) {
+    if (any_model) {
+      NodeKey best_key;
+      std::vector<int32_t> slot_gpus;
+      for (int32_t slot = 0; slot <= index_.model_count(); ++slot) {
+        NodeKey key;
+        const int32_t n = SearchOrdered(j, group, slot, slot_gpus, key);
+        if (n != kNone && (node == kNone || key < best_key)) {
+          node = n;
+          best_key = key;
+          gpus = slot_gpus;
+        }
+      }
+    } else {
+      NodeKey key;
+      node = SearchOrdered(j, group, model, gpus, key);
+    }
+  } else if (any_model) {
+    std::vector<int32_t> all(index_.node_count());
+    std::iota(all.begin(), all.end(), 0);
+    node = ScanForNode(j, group, all, gpus);
+  } else {
+    node = ScanForNode(j, group, index_.nodes_of_model(model), gpus);
+  }
+  if (node == kNone) return false;
+  const ResourceRequest& request = group.request;
+  state_.Allocate(j, node, gpus, request.MilliPerGpu(), request.gpu_memory_mib,
+                  request.cpu_milli, request.memory_mib);
+  ReplicaPlacement placement;
+  placement.group = group.name;
+  placement.replica = replica;
+  placement.node = index_.node(node).id;
+  placement.gpu_milli = request.gpu_milli > 0 ? request.MilliPerGpu() : 0;
+  for (int32_t flat : gpus) placement.gpus.push_back(index_.gpu_index(flat));
+  building_.push_back(std::move(placement));
+  return true;
+}
+
+int32_t Placer::SearchOrdered(int32_t j, const TaskGroup& group, int32_t slot,
+                              std::vector<int32_t>& gpus, NodeKey& found_key) {
+  const absl::btree_set<NodeKey>& ordered = state_.ordered_nodes(slot);
+  const int64_t need = group.request.gpu_milli;
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  if (state_.key_sign() > 0) {
+    // Best-fit: the first node, by ascending free capacity, with at least `need` free.
+    for (auto it = ordered.lower_bound(NodeKey{need, kMin, 0}); it != ordered.end(); ++it) {
+      if (FitsOnNode(j, group, it->node, gpus)) {
+        found_key = *it;
+        return it->node;
+      }
+    }
+  } else {
+    // Spread: by descending free capacity, while at least `need` is free.
+    for (auto it = ordered.begin(); it != ordered.end() && -it->gpu >= need; ++it) {
+      if (FitsOnNode(j, group, it->node, gpus)) {
+        found_key = *it;
+        return it->node;
+      }
+    }
+  }
+  return kNone;
+}
+
+int64_t Placer::HostScore(int32_t n, const ResourceRequest& request) {
+  free_scratch_.clear();
+  for (int32_t g = index_.gpu_begin(n); g < index_.gpu_end(n); ++g) {
+    if (index_.gpu_healthy(g)) free_scratch_.push_back(state_.gpu_free_milli(g));
+  }
+  const Node& node = index_.node(n);
+  NodeView view;
+  view.gpu_model = node.gpu_model;
+  view.gpu_count = index_.healthy_gpus(n);
+  view.cpu_milli_capacity = node.cpu_milli;
+  view.memory_mib_capacity = node.memory_mib;
+  view.free_cpu_milli = state_.node_free_cpu(n);
+  view.free_memory_mib = state_.node_free_memory(n);
+  view.free_gpu_milli = free_scratch_;
+  view.free_gpu_milli_total = state_.node_free_gpu(n);
+  return policy_.scorer->Score(view, request);
+}
+
+int32_t Placer::ScanForNode(int32_t j, const TaskGroup& group,
+                            const std::vector<int32_t>& candidates, std::vector<int32_t>& gpus) {
+  int32_t best = kNone;
+  int64_t best_score = 0;
+  NodeKey best_key;
+  std::vector<int32_t> trial;
+  const bool first_fit = policy_.scorer == nullptr &&
+                         policy_.placement == PlacementStrategy::kFirstFit;
+  for (int32_t n : candidates) {  // topology order
+    if (!FitsOnNode(j, group, n, trial)) continue;
+    if (first_fit) {
+      gpus = trial;
+      return n;
+    }
+    if (policy_.scorer != nullptr) {
+      const int64_t score = HostScore(n, group.request);
+      if (best == kNone || score > best_score) {
+        best = n;
+        best_score = score;
+        gpus = trial;
+      }
+    } else {
+      const NodeKey key{state_.key_sign() * state_.node_free_gpu(n),
+                        state_.key_sign() * state_.node_free_cpu(n), n};
+      if (best == kNone || key < best_key) {
+        best = n;
+        best_key = key;
+        gpus = trial;
+      }
+    }
+  }
+  return best;
+}
+
+bool Placer::FitsOnNode(int32_t j, const TaskGroup& group, int32_t n,
+                        std::vector<int32_t>& gpus) {
+  ++counters_.candidates_evaluated;
+  gpus.clear();
+  const JobInfo& info = index_.job(j);
+  if (!state_.node_open(n) || !index_.QueueMayUseNode(info.queue, n)) return false;
+  const int64_t tenant = info.tenant;
+  const int64_t exclusive = state_.node_exclusive_tenant(n);
+  if (exclusive != kNoTenant && exclusive != tenant) return false;
+  const ResourceRequest& request = group.request;
+  if (info.isolation == Isolation::kExclusiveNode && state_.node_tenant(n) != tenant) {
+    // The node must be empty or hold only this tenant's work.
+    const bool empty = state_.node_free_cpu(n) == index_.node(n).cpu_milli &&
+                       state_.node_free_memory(n) == index_.node(n).memory_mib &&
+                       state_.node_free_gpu(n) == index_.healthy_gpus(n) * kMilliPerGpu;
+    if (!empty) return false;
+  }
+  if (state_.node_free_cpu(n) < request.cpu_milli ||
+      state_.node_free_memory(n) < request.memory_mib) {
+    return false;
+  }
+  const int64_t count = request.GpuCount();
+  if (count == 0) return true;
+  if (index_.node_model(n) == kNone || request.gpu_memory_mib > index_.gpu_memory_mib(n) ||
+      state_.node_free_gpu(n) < request.gpu_milli) {
+    return false;
+  }
+  const int64_t milli = request.MilliPerGpu();
+  if (milli < kMilliPerGpu) {
+    // A share: the GPU with the least free milli that still holds it, keeping whole GPUs whole.
+    int32_t best = kNone;
+    for (int32_t g = index_.gpu_begin(n); g < index_.gpu_end(n); ++g) {
+      const int64_t free = state_.gpu_free_milli(g);
+      if (!index_.gpu_healthy(g) || free < milli ||
+          state_.gpu_free_memory(g) < request.gpu_memory_mib) {
+        continue;
+      }
+      if (free < kMilliPerGpu && state_.gpu_tenant(g) != tenant) continue;
+      if (best == kNone || free < state_.gpu_free_milli(best)) best = g;
+    }
+    if (best == kNone) return false;
+    gpus.push_back(best);
+    return true;
+  }
+  return ChooseWholeGpus(n, count, AllowsSpanningIslands(group), gpus);
+}
+
+// Whole GPUs: the island with the fewest fully free GPUs that still holds them all (so larger
+// islands stay whole for larger replicas), lowest GPU indices first. When spanning islands is
+// allowed and no single island suffices, islands are used fullest first.
+bool Placer::ChooseWholeGpus(int32_t n, int64_t count, bool allow_span,
+                             std::vector<int32_t>& gpus) {
+  const int32_t islands = index_.island_count(n);
+  island_free_.assign(islands, 0);
+  int64_t total = 0;
+  for (int32_t g = index_.gpu_begin(n); g < index_.gpu_end(n); ++g) {
+    if (index_.gpu_healthy(g) && state_.gpu_free_milli(g) == kMilliPerGpu) {
+      ++island_free_[index_.gpu_island(g)];
+      ++total;
+    }
+  }
+  if (total < count) return false;
+  int32_t best_island = kNone;
+  for (int32_t i = 0; i < islands; ++i) {
+    if (island_free_[i] >= count &&
+        (best_island == kNone || island_free_[i] < island_free_[best_island])) {
+      best_island = i;
+    }
+  }
+  auto take_from = [&](int32_t island) {
+    for (int32_t g = index_.gpu_begin(n);
+         g < index_.gpu_end(n) && static_cast<int64_t>(gpus.size()) < count; ++g) {
+      if (index_.gpu_island(g) == island && index_.gpu_healthy(g) &&
+          state_.gpu_free_milli(g) == kMilliPerGpu) {
+        gpus.push_back(g);
+      }
+    }
+  };
+  if (best_island != kNone) {
+    take_from(best_island);
+  } else {
+    if (!allow_span) return false;
+    island_order_.resize(islands);
+    std::iota(island_order_.begin(), island_order_.end(), 0);
+    std::stable_sort(island_order_.begin(), island_order_.end(),
+                     [this](int32_t a, int32_t b) { return island_free_[a] < island_free_[b]; });
+    for (int32_t island : island_order_) take_from(island);
+    std::sort(gpus.begin(), gpus.end());
+  }
+  return static_cast<int64_t>(gpus.size()) == count;
+}
+
+}  // namespace gpupool::internal

@@ -1,0 +1,96 @@
+// Stage 5: place gangs, all or nothing.
+//
+// For each job, in the order stage 4 gives, the placer tries the job's accepted GPU models in
+// preference order. On one model it places the gang as a transaction on the working state:
+// groups largest-replica first, each replica on the node the placement strategy prefers among
+// the nodes where it fits. With a gang topology constraint it tries whole domains of that level
+// one by one, most-filled first for best-fit (keeping emptier domains whole for larger gangs),
+// pruned by each domain's free-capacity aggregate. Any replica that does not fit rolls the whole
+// gang back. Elastic groups then grow replica by replica while they fit.
+//
+// Candidate search: best-fit and spread walk the ordered per-model node index from the first
+// node with enough free milli-GPUs, so a search costs O(log nodes) plus the nodes that are skipped
+// for another reason (CPU, fragmentation); first-fit and host scorers scan nodes in topology
+// order. Every node tried counts one work unit against the policy's budget.
+#ifndef GPUPOOL_PLACE_H_
+#define GPUPOOL_PLACE_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "gpupool/decisions.h"
+#include "gpupool/policy.h"
+#include "snapshot_index.h"
+#include "working_state.h"
+
+namespace gpupool::internal {
+
+// Why a job's queue (or an ancestor) blocks it.
+struct LimitBlock {
+  int32_t queue = kNone;
+  int32_t model_slot = kNone;  // a model index, or any_model_slot() for "*"
+  int64_t shortfall_milli = 0;
+};
+
+class Placer {
+ public:
+  Placer(const SnapshotIndex& index, WorkingState& state, const Policy& policy,
+         Counters& counters);
+
+  // Tries to start job j. On success returns its placements (committed to the working state).
+  // On failure the state is unchanged and `Diagnose()` explains why.
+  std::optional<std::vector<ReplicaPlacement>> TryStart(int32_t j);
+
+  // The pending decision for job j, which TryStart() has just failed to place.
+  PendingDecision Diagnose(int32_t j);
+
+ private:
+  // A domain to confine a gang to: level and domain index, or none.
+  struct Scope {
+    int32_t level = kNone;
+    int32_t domain = kNone;
+  };
+
+  bool PlaceGang(int32_t j, int32_t model);
+  bool PlaceInScope(int32_t j, int32_t model, Scope scope);
+  void GrowElastic(int32_t j, int32_t model, Scope scope);
+  bool PlaceReplica(int32_t j, int32_t group, int32_t replica, int32_t model, Scope scope);
+
+  // Finds the GPUs a replica of `request` would take on node n, into `gpus`; false if it does
+  // not fit there now.
+  bool FitsOnNode(int32_t j, const TaskGroup& group, int32_t n, std::vector<int32_t>& gpus);
+  bool ChooseWholeGpus(int32_t n, int64_t count, bool allow_span, std::vector<int32_t>& gpus);
+
+  // Best node for the replica among `candidates` (scan), or kNone.
+  int32_t ScanForNode(int32_t j, const TaskGroup& group, const std::vector<int32_t>& candidates,
+                      std::vector<int32_t>& gpus);
+  // Best node from the ordered index of model slot m (best-fit, spread), or kNone.
+  int32_t SearchOrdered(int32_t j, const TaskGroup& group, int32_t slot,
+                        std::vector<int32_t>& gpus, NodeKey& found_key);
+
+  std::optional<LimitBlock> CheckLimits(int32_t j, int32_t model, int64_t milli) const;
+  std::vector<int32_t> GroupOrder(int32_t j) const;
+  std::vector<int32_t> DomainsInOrder(int32_t level, int32_t model, int64_t need) const;
+  int64_t HostScore(int32_t n, const ResourceRequest& request);
+
+  // Static checks used by Diagnose().
+  bool FitsOnEmptyNode(int32_t j, const TaskGroup& group, int32_t n) const;
+
+  const SnapshotIndex& index_;
+  WorkingState& state_;
+  const Policy& policy_;
+  Counters& counters_;
+  // Placements of the gang being built; truncated with the state on rollback.
+  std::vector<ReplicaPlacement> building_;
+  // Limit blocks met by the last TryStart(), per model tried.
+  std::optional<LimitBlock> last_limit_block_;
+  bool last_all_limited_ = false;
+  // Scratch buffers.
+  std::vector<int64_t> free_scratch_;
+  std::vector<int32_t> island_free_, island_order_;
+};
+
+}  // namespace gpupool::internal
+
+#endif  // GPUPOOL_PLACE_H_

@@ -1,0 +1,153 @@
+#include "working_state.h"
+
+#include <algorithm>
+
+#include "internal/check.h"
+
+namespace gpupool::internal {
+
+WorkingState::WorkingState(const SnapshotIndex& index, int key_sign)
+    : index_(index), key_sign_(key_sign) {
+  const int32_t g_count = index.gpu_count();
+  const int32_t n_count = index.node_count();
+  gpu_free_milli_.assign(g_count, 0);
+  gpu_free_memory_.assign(g_count, 0);
+  gpu_tenant_.assign(g_count, kNoTenant);
+  node_free_cpu_.assign(n_count, 0);
+  node_free_memory_.assign(n_count, 0);
+  node_free_gpu_.assign(n_count, 0);
+  node_tenant_.assign(n_count, kNoTenant);
+  node_exclusive_tenant_.assign(n_count, kNoTenant);
+  domain_free_gpu_.assign(index.flat_domain_count(), 0);
+  queue_usage_.assign(static_cast<size_t>(index.queue_count()) * (index.model_count() + 1), 0);
+  open_.assign(n_count, 0);
+  ordered_.resize(index.model_count() + 1);
+  indexed_key_.resize(n_count);
+
+  for (int32_t n = 0; n < n_count; ++n) {
+    const Node& node = index.node(n);
+    node_free_cpu_[n] = node.cpu_milli;
+    node_free_memory_[n] = node.memory_mib;
+    for (int32_t g = index.gpu_begin(n); g < index.gpu_end(n); ++g) {
+      if (!index.gpu_healthy(g)) continue;
+      gpu_free_milli_[g] = kMilliPerGpu;
+      gpu_free_memory_[g] = index.gpu_memory_mib(n);
+      node_free_gpu_[n] += kMilliPerGpu;
+    }
+    for (int32_t l = 0; l < index.level_count(); ++l) {
+      const int32_t d = index.node_domain(n, l);
+      if (d != kNone) domain_free_gpu_[index.flat_domain(l, d)] += node_free_gpu_[n];
+    }
+    open_[n] = node.state == NodeState::kReady ? 1 : 0;
+    if (open_[n]) Reindex(n);
+  }
+}
+
+void WorkingState::AddRunningJob(int32_t j) {
+  const Job& job = *index_.job(j).job;
+  for (const ReplicaPlacement& placement : job.placements) {
+    const int32_t n = index_.FindNode(placement.node);
+    const int32_t group = index_.FindGroup(j, placement.group);
+    GPUPOOL_CHECK(n != kNone && group != kNone);
+    const ResourceRequest& request = job.groups[group].request;
+    std::vector<int32_t> gpus;
+    for (int32_t gpu_index : placement.gpus) {
+      const int32_t g = index_.FindGpu(n, gpu_index);
+      GPUPOOL_CHECK(g != kNone);
+      gpus.push_back(g);
+    }
+    Allocate(j, n, gpus, request.MilliPerGpu(), request.gpu_memory_mib, request.cpu_milli,
+             request.memory_mib);
+  }
+  Commit();
+}
+
+void WorkingState::Touch(int32_t n) {
+  // Remove the node from its ordered index before its key changes; Reindex() puts it back.
+  if (open_[n]) ordered_[OrderedSlot(n)].erase(indexed_key_[n]);
+  touched_.push_back(n);
+}
+
+void WorkingState::Reindex(int32_t n) {
+  if (!open_[n]) return;
+  indexed_key_[n] = KeyOf(n);
+  ordered_[OrderedSlot(n)].insert(indexed_key_[n]);
+}
+
+void WorkingState::Allocate(int32_t j, int32_t n, const std::vector<int32_t>& gpus, int64_t milli,
+                            int64_t gpu_memory_mib, int64_t cpu_milli, int64_t memory_mib) {
+  const JobInfo& info = index_.job(j);
+  const int64_t tenant = info.tenant;
+  Touch(n);
+  int64_t taken = 0;
+  const bool whole = milli >= kMilliPerGpu;
+  for (int32_t g : gpus) {
+    // A GPU with nothing on it has all of its milli free (within a cycle nothing departs, and
+    // rollback restores exactly). An unhealthy GPU has no free capacity: running work on it is
+    // recorded for isolation only.
+    const bool gpu_was_empty = gpu_free_milli_[g] == kMilliPerGpu;
+    if (index_.gpu_healthy(g)) {
+      Set(gpu_free_milli_, g, gpu_free_milli_[g] - milli);
+      Set(gpu_free_memory_, g,
+          whole ? 0 : std::max<int64_t>(0, gpu_free_memory_[g] - gpu_memory_mib));
+      taken += milli;
+    }
+    if (gpu_was_empty) {
+      Set(gpu_tenant_, g, tenant);
+    } else if (gpu_tenant_[g] != tenant) {
+      Set(gpu_tenant_, g, kMixedTenants);
+    }
+  }
+  const bool node_was_empty =
+      node_free_cpu_[n] == index_.node(n).cpu_milli &&
+      node_free_memory_[n] == index_.node(n).memory_mib &&
+      node_free_gpu_[n] == static_cast<int64_t>(index_.healthy_gpus(n)) * kMilliPerGpu;
+  if (node_was_empty) {
+    Set(node_tenant_, n, tenant);
+  } else if (node_tenant_[n] != tenant) {
+    Set(node_tenant_, n, kMixedTenants);
+  }
+  if (info.isolation == Isolation::kExclusiveNode) Set(node_exclusive_tenant_, n, tenant);
+  Set(node_free_cpu_, n, node_free_cpu_[n] - cpu_milli);
+  Set(node_free_memory_, n, node_free_memory_[n] - memory_mib);
+  Set(node_free_gpu_, n, node_free_gpu_[n] - taken);
+  for (int32_t l = 0; l < index_.level_count(); ++l) {
+    const int32_t d = index_.node_domain(n, l);
+    if (d == kNone) continue;
+    const size_t flat = index_.flat_domain(l, d);
+    Set(domain_free_gpu_, flat, domain_free_gpu_[flat] - taken);
+  }
+  const int32_t m = index_.node_model(n);
+  const int64_t used = milli * static_cast<int64_t>(gpus.size());
+  if (used > 0 && info.queue != kNone) {
+    const size_t slots = index_.model_count() + 1;
+    for (int32_t q = info.queue; q != kNone; q = index_.queue_parent(q)) {
+      if (m != kNone) Set(queue_usage_, q * slots + m, queue_usage_[q * slots + m] + used);
+      const size_t any = q * slots + index_.any_model_slot();
+      Set(queue_usage_, any, queue_usage_[any] + used);
+    }
+  }
+  Reindex(n);
+}
+
+void WorkingState::Rollback(Mark mark) {
+  GPUPOOL_CHECK(mark.undo <= undo_.size() && mark.touched <= touched_.size());
+  for (size_t i = mark.touched; i < touched_.size(); ++i) {
+    const int32_t n = touched_[i];
+    if (open_[n]) ordered_[OrderedSlot(n)].erase(indexed_key_[n]);
+  }
+  while (undo_.size() > mark.undo) {
+    *undo_.back().slot = undo_.back().old_value;
+    undo_.pop_back();
+  }
+  for (size_t i = mark.touched; i < touched_.size(); ++i) {
+    const int32_t n = touched_[i];
+    if (open_[n]) {
+      indexed_key_[n] = KeyOf(n);
+      ordered_[OrderedSlot(n)].insert(indexed_key_[n]);
+    }
+  }
+  touched_.resize(mark.touched);
+}
+
+}  // namespace gpupool::internal

@@ -1,0 +1,131 @@
+// Stage 2: the working state of a cycle.
+//
+// Free capacity per GPU, per node and per topology domain, queue usage per GPU model, and the
+// isolation tenants present on each GPU and node, all in flat integer arrays indexed by the dense
+// numbering of SnapshotIndex. Placing a gang or trying a plan is a transaction: Mark() returns a
+// point to come back to, Rollback() undoes every write since, exactly, from an undo log. Writes
+// go through Set() only, so nothing escapes the log.
+//
+// Nodes that can take new work are also kept in one ordered index per GPU model (plus one for
+// CPU-only nodes), keyed by (free milli-GPUs, free CPU, topology rank) with a sign chosen by the
+// placement strategy, so best-fit and spread find their node with one ordered search instead of
+// a scan of the pool.
+#ifndef GPUPOOL_WORKING_STATE_H_
+#define GPUPOOL_WORKING_STATE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/btree_set.h"
+#include "snapshot_index.h"
+
+namespace gpupool::internal {
+
+// Key of a node in the ordered index.
+struct NodeKey {
+  int64_t gpu = 0;  // sign * free milli-GPUs
+  int64_t cpu = 0;  // sign * free CPU
+  int32_t node = 0;
+  friend bool operator<(const NodeKey& a, const NodeKey& b) {
+    if (a.gpu != b.gpu) return a.gpu < b.gpu;
+    if (a.cpu != b.cpu) return a.cpu < b.cpu;
+    return a.node < b.node;
+  }
+};
+
+// Tenant marks on GPUs and nodes.
+inline constexpr int64_t kNoTenant = -1;  // jobs of queues without isolation
+inline constexpr int64_t kMixedTenants = -2;
+
+class WorkingState {
+ public:
+  // `key_sign` is +1 (index ascending in free capacity: best-fit) or -1 (descending: spread).
+  WorkingState(const SnapshotIndex& index, int key_sign);
+
+  // Adds a running job's placements (validated) to the state. Not undoable; call before any
+  // transaction.
+  void AddRunningJob(int32_t job);
+
+  // --- Transactions. ---
+  struct Mark {
+    size_t undo = 0;
+    size_t touched = 0;
+  };
+  Mark Checkpoint() const { return {undo_.size(), touched_.size()}; }
+  void Rollback(Mark mark);
+  // Forgets the undo log once no transaction is open (keeps memory flat over a cycle).
+  void Commit() {
+    undo_.clear();
+    touched_.clear();
+  }
+
+  // Takes `gpus` (flat GPU ids, each carrying `milli` and `gpu_memory_mib`; whole GPUs take all
+  // their memory), CPU and memory on node n for a replica of job j, and charges the job's queue
+  // and its ancestors for `model`.
+  void Allocate(int32_t job, int32_t n, const std::vector<int32_t>& gpus, int64_t milli,
+                int64_t gpu_memory_mib, int64_t cpu_milli, int64_t memory_mib);
+
+  // --- Reads. ---
+  int64_t gpu_free_milli(int32_t g) const { return gpu_free_milli_[g]; }
+  int64_t gpu_free_memory(int32_t g) const { return gpu_free_memory_[g]; }
+  int64_t gpu_tenant(int32_t g) const { return gpu_tenant_[g]; }
+  int64_t node_free_cpu(int32_t n) const { return node_free_cpu_[n]; }
+  int64_t node_free_memory(int32_t n) const { return node_free_memory_[n]; }
+  int64_t node_free_gpu(int32_t n) const { return node_free_gpu_[n]; }
+  int64_t node_tenant(int32_t n) const { return node_tenant_[n]; }
+  int64_t node_exclusive_tenant(int32_t n) const { return node_exclusive_tenant_[n]; }
+  // Free healthy milli-GPUs in a domain at a declared level.
+  int64_t domain_free_gpu(int32_t l, int32_t d) const {
+    return l == index_.node_level() ? node_free_gpu_[d]
+                                    : domain_free_gpu_[index_.flat_domain(l, d)];
+  }
+  // Milli-GPUs used by queue q (with descendants) on model slot m.
+  int64_t queue_usage(int32_t q, int32_t m) const {
+    return queue_usage_[static_cast<size_t>(q) * (index_.model_count() + 1) + m];
+  }
+  // Is the node open to new work (ready)?
+  bool node_open(int32_t n) const { return open_[n] != 0; }
+
+  // The ordered index of open nodes of model m (index_.model_count() for CPU-only nodes).
+  const absl::btree_set<NodeKey>& ordered_nodes(int32_t m) const { return ordered_[m]; }
+  int key_sign() const { return key_sign_; }
+
+ private:
+  void Set(std::vector<int64_t>& array, size_t i, int64_t value) {
+    undo_.push_back({&array[i], array[i]});
+    array[i] = value;
+  }
+  NodeKey KeyOf(int32_t n) const {
+    return {key_sign_ * node_free_gpu_[n], key_sign_ * node_free_cpu_[n], n};
+  }
+  int32_t OrderedSlot(int32_t n) const {
+    const int32_t m = index_.node_model(n);
+    return m == kNone ? index_.model_count() : m;
+  }
+  void Touch(int32_t n);
+  void Reindex(int32_t n);
+
+  const SnapshotIndex& index_;
+  int key_sign_;
+
+  std::vector<int64_t> gpu_free_milli_, gpu_free_memory_, gpu_tenant_;
+  std::vector<int64_t> node_free_cpu_, node_free_memory_, node_free_gpu_, node_tenant_,
+      node_exclusive_tenant_;
+  std::vector<int64_t> domain_free_gpu_;
+  std::vector<int64_t> queue_usage_;
+  std::vector<uint8_t> open_;
+  std::vector<absl::btree_set<NodeKey>> ordered_;
+  // Key under which each open node currently sits in its ordered index.
+  std::vector<NodeKey> indexed_key_;
+
+  struct Undo {
+    int64_t* slot;
+    int64_t old_value;
+  };
+  std::vector<Undo> undo_;
+  std::vector<int32_t> touched_;
+};
+
+}  // namespace gpupool::internal
+
+#endif  // GPUPOOL_WORKING_STATE_H_
