@@ -1,0 +1,35 @@
+#include <cstdio>
+#include <string>
+
+#include "cli/commands.h"
+#include "gpupool/io/json.h"
+#include "gpupool/schedule.h"
+
+namespace gpupool::cli {
+
+void PrintError(const std::string& message) {
+  std::string line = message;
+  for (char& c : line) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  std::fprintf(stderr, "gpupool: %s\n", line.c_str());
+}
+
+void PrintError(const absl::Status& status) { PrintError(std::string(status.message())); }
+
+absl::StatusOr<Snapshot> LoadValidSnapshot(const std::string& path) {
+  absl::StatusOr<Snapshot> snapshot = io::ReadSnapshotFile(path);
+  if (!snapshot.ok()) return snapshot.status();  // Already names the file.
+  absl::Status valid = ValidateSnapshot(*snapshot);
+  if (!valid.ok()) {
+    return absl::Status(valid.code(), path + ": " + std::string(valid.message()));
+  }
+  return snapshot;
+}
+
+absl::StatusOr<Policy> LoadPolicy(const std::string& path) {
+  if (path.empty()) return Policy();
+  return io::ReadPolicyFile(path);
+}
+
+}  // namespace gpupool::cli

@@ -1,0 +1,59 @@
+// gpupool explain FILE JOB_ID [--policy FILE]: where a job runs or starts, or why it waits.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "gpupool/explain.h"
+#include "gpupool/schedule.h"
+
+namespace gpupool::cli {
+namespace {
+
+struct ExplainArgs {
+  std::string snapshot_path;
+  std::string job_id;
+  std::string policy_path;
+};
+
+int RunExplain(const ExplainArgs& args) {
+  absl::StatusOr<Snapshot> snapshot = LoadValidSnapshot(args.snapshot_path);
+  if (!snapshot.ok()) {
+    PrintError(snapshot.status());
+    return kExitInvalidInput;
+  }
+  absl::StatusOr<Policy> policy = LoadPolicy(args.policy_path);
+  if (!policy.ok()) {
+    PrintError(policy.status());
+    return kExitInvalidInput;
+  }
+  absl::StatusOr<Decisions> decisions = Schedule(*snapshot, *policy);
+  if (!decisions.ok()) {
+    PrintError(args.snapshot_path + ": " + std::string(decisions.status().message()));
+    return kExitInvalidInput;
+  }
+  absl::StatusOr<std::string> text = ExplainJob(*snapshot, *decisions, args.job_id);
+  if (!text.ok()) {
+    PrintError(args.snapshot_path + ": " + std::string(text.status().message()));
+    return kExitInvalidInput;
+  }
+  std::fwrite(text->data(), 1, text->size(), stdout);
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterExplainCommand(CLI::App& app, int* exit_code) {
+  CLI::App* command = app.add_subcommand(
+      "explain",
+      "Run one scheduling cycle and explain one job: where it runs, where it starts,\n"
+      "or why it stays pending.");
+  auto args = std::make_shared<ExplainArgs>();
+  command->add_option("FILE", args->snapshot_path, "Snapshot JSON file")->required();
+  command->add_option("JOB_ID", args->job_id, "Id of the job to explain")->required();
+  command->add_option("--policy", args->policy_path,
+                      "Policy JSON file (default: the built-in default policy)");
+  command->callback([args, exit_code] { *exit_code = RunExplain(*args); });
+}
+
+}  // namespace gpupool::cli

@@ -1,0 +1,70 @@
+// gpupool schedule FILE [--policy FILE] [--out FILE]: one scheduling cycle, decisions as JSON.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "gpupool/io/json.h"
+#include "gpupool/schedule.h"
+
+namespace gpupool::cli {
+namespace {
+
+struct ScheduleArgs {
+  std::string snapshot_path;
+  std::string policy_path;
+  std::string out_path;
+};
+
+// Writes `text` to `path` ("-" or empty: stdout). Returns false on any I/O error.
+bool WriteOutput(const std::string& path, const std::string& text) {
+  if (path.empty() || path == "-") {
+    return std::fwrite(text.data(), 1, text.size(), stdout) == text.size() &&
+           std::fflush(stdout) == 0;
+  }
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  if (file == nullptr) return false;
+  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
+  return std::fclose(file) == 0 && written;
+}
+
+int RunSchedule(const ScheduleArgs& args) {
+  absl::StatusOr<Snapshot> snapshot = LoadValidSnapshot(args.snapshot_path);
+  if (!snapshot.ok()) {
+    PrintError(snapshot.status());
+    return kExitInvalidInput;
+  }
+  absl::StatusOr<Policy> policy = LoadPolicy(args.policy_path);
+  if (!policy.ok()) {
+    PrintError(policy.status());
+    return kExitInvalidInput;
+  }
+  absl::StatusOr<Decisions> decisions = Schedule(*snapshot, *policy);
+  if (!decisions.ok()) {
+    PrintError(args.snapshot_path + ": " + std::string(decisions.status().message()));
+    return kExitInvalidInput;
+  }
+  if (!WriteOutput(args.out_path, io::DecisionsToJson(*decisions))) {
+    PrintError(args.out_path + ": cannot write file");
+    return kExitInvalidInput;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterScheduleCommand(CLI::App& app, int* exit_code) {
+  CLI::App* command =
+      app.add_subcommand("schedule",
+                         "Run one scheduling cycle on a snapshot and print the decisions as JSON\n"
+                         "(see docs/decisions-format.md).");
+  auto args = std::make_shared<ScheduleArgs>();
+  command->add_option("FILE", args->snapshot_path, "Snapshot JSON file")->required();
+  command->add_option("--policy", args->policy_path,
+                      "Policy JSON file (default: the built-in default policy)");
+  command->add_option("--out", args->out_path,
+                      "Write the decisions to this file instead of stdout");
+  command->callback([args, exit_code] { *exit_code = RunSchedule(*args); });
+}
+
+}  // namespace gpupool::cli

@@ -1,0 +1,179 @@
+// ParseDecisions(): reads back what DecisionsToJson() writes, with the same strictness as the
+// snapshot reader (hosts and tools compare or replay decision files).
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "gpupool/io/json.h"
+#include "io/enum_names.h"
+#include "io/json_reader.h"
+
+namespace gpupool::io {
+namespace {
+
+using internal::element;
+using internal::FieldSpec;
+using internal::Path;
+using internal::ReadArray;
+using internal::ReadFields;
+using internal::ReadInt32;
+using internal::ReadInt64;
+using internal::ReadString;
+
+absl::Status ReadPlacements(element value, const Path& path, std::vector<ReplicaPlacement>& out) {
+  return ReadArray(value, path, out, internal::ReadReplicaPlacement);
+}
+
+absl::Status ReadStart(element value, const Path& path, StartDecision& out) {
+  static constexpr FieldSpec kFields[] = {{"job", true}, {"placements"}};
+  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+    if (field == 0) return ReadString(v, p, out.job);
+    return ReadPlacements(v, p, out.placements);
+  });
+}
+
+absl::Status ReadPreempt(element value, const Path& path, PreemptDecision& out) {
+  static constexpr FieldSpec kFields[] = {
+      {"job", true}, {"for_job"}, {"reason"}, {"lost_milli_gpu_seconds"}};
+  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+    switch (field) {
+      case 0:
+        return ReadString(v, p, out.job);
+      case 1:
+        return ReadString(v, p, out.for_job);
+      case 2:
+        return ReadString(v, p, out.reason);
+      default:
+        return ReadInt64(v, p, out.lost_milli_gpu_seconds);
+    }
+  });
+}
+
+absl::Status ReadMigrate(element value, const Path& path, MigrateDecision& out) {
+  static constexpr FieldSpec kFields[] = {{"job", true}, {"from"}, {"to"}};
+  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+    switch (field) {
+      case 0:
+        return ReadString(v, p, out.job);
+      case 1:
+        return ReadPlacements(v, p, out.from);
+      default:
+        return ReadPlacements(v, p, out.to);
+    }
+  });
+}
+
+absl::Status ReadResize(element value, const Path& path, ResizeDecision& out) {
+  static constexpr FieldSpec kFields[] = {
+      {"job", true}, {"group"}, {"from_replicas"}, {"to_replicas"}};
+  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+    switch (field) {
+      case 0:
+        return ReadString(v, p, out.job);
+      case 1:
+        return ReadString(v, p, out.group);
+      case 2:
+        return ReadInt32(v, p, out.from_replicas);
+      default:
+        return ReadInt32(v, p, out.to_replicas);
+    }
+  });
+}
+
+absl::Status ReadReserve(element value, const Path& path, ReserveDecision& out) {
+  static constexpr FieldSpec kFields[] = {{"job", true}, {"nodes"}, {"expected_start"}};
+  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+    switch (field) {
+      case 0:
+        return ReadString(v, p, out.job);
+      case 1:
+        return internal::ReadStringArray(v, p, out.nodes);
+      default:
+        return ReadInt64(v, p, out.expected_start);
+    }
+  });
+}
+
+absl::Status ReadPending(element value, const Path& path, PendingDecision& out) {
+  static constexpr FieldSpec kFields[] = {{"job", true}, {"reason", true}, {"detail"},
+                                          {"queue"},     {"gpu_model"},    {"shortfall_milli"}};
+  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+    switch (field) {
+      case 0:
+        return ReadString(v, p, out.job);
+      case 1:
+        return internal::ReadEnum(v, p, out.reason, internal::ParsePendingReason,
+                                  internal::PendingReasonNames);
+      case 2:
+        return ReadString(v, p, out.detail);
+      case 3:
+        return ReadString(v, p, out.queue);
+      case 4:
+        return ReadString(v, p, out.gpu_model);
+      default:
+        return ReadInt64(v, p, out.shortfall_milli);
+    }
+  });
+}
+
+absl::Status ReadCounters(element value, const Path& path, Counters& out) {
+  static constexpr FieldSpec kFields[] = {{"jobs_considered"},      {"jobs_started"},
+                                          {"candidates_evaluated"}, {"transactions_rolled_back"},
+                                          {"equivalence_hits"},     {"budget_exhausted"}};
+  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+    switch (field) {
+      case 0:
+        return ReadInt64(v, p, out.jobs_considered);
+      case 1:
+        return ReadInt64(v, p, out.jobs_started);
+      case 2:
+        return ReadInt64(v, p, out.candidates_evaluated);
+      case 3:
+        return ReadInt64(v, p, out.transactions_rolled_back);
+      case 4:
+        return ReadInt64(v, p, out.equivalence_hits);
+      default:
+        return internal::ReadBool(v, p, out.budget_exhausted);
+    }
+  });
+}
+
+absl::Status ReadDecisions(element value, const Path& path, Decisions& out) {
+  static constexpr FieldSpec kFields[] = {
+      {"policy_name"},  {"policy_version"}, {"scorer"},     {"input_fingerprint"},
+      {"starts"},       {"preemptions"},    {"migrations"}, {"resizes"},
+      {"reservations"}, {"pending"},        {"counters"},
+  };
+  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+    switch (field) {
+      case 0:
+        return ReadString(v, p, out.policy_name);
+      case 1:
+        return ReadInt32(v, p, out.policy_version);
+      case 2:
+        return ReadString(v, p, out.scorer);
+      case 3:
+        return ReadString(v, p, out.input_fingerprint);
+      case 4:
+        return ReadArray(v, p, out.starts, ReadStart);
+      case 5:
+        return ReadArray(v, p, out.preemptions, ReadPreempt);
+      case 6:
+        return ReadArray(v, p, out.migrations, ReadMigrate);
+      case 7:
+        return ReadArray(v, p, out.resizes, ReadResize);
+      case 8:
+        return ReadArray(v, p, out.reservations, ReadReserve);
+      case 9:
+        return ReadArray(v, p, out.pending, ReadPending);
+      default:
+        return ReadCounters(v, p, out.counters);
+    }
+  });
+}
+
+}  // namespace
+
+absl::StatusOr<Decisions> ParseDecisions(std::string_view json) {
+  return internal::ParseDocument<Decisions>(json, ReadDecisions);
+}
+
+}  // namespace gpupool::io

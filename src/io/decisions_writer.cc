@@ -1,0 +1,128 @@
+// DecisionsToJson() and PolicyToJson(): canonical output of what a cycle decided and under which
+// policy. Every field is written, so that a reader never has to know the defaults.
+#include "gpupool/io/json.h"
+#include "io/enum_names.h"
+#include "io/json_writer.h"
+
+namespace gpupool::io {
+namespace {
+
+using internal::JsonWriter;
+
+void WriteCounters(JsonWriter& w, const Counters& counters) {
+  w.BeginObject();
+  w.IntField("jobs_considered", counters.jobs_considered);
+  w.IntField("jobs_started", counters.jobs_started);
+  w.IntField("candidates_evaluated", counters.candidates_evaluated);
+  w.IntField("transactions_rolled_back", counters.transactions_rolled_back);
+  w.IntField("equivalence_hits", counters.equivalence_hits);
+  w.BoolField("budget_exhausted", counters.budget_exhausted);
+  w.EndObject();
+}
+
+}  // namespace
+
+std::string DecisionsToJson(const Decisions& decisions) {
+  JsonWriter w;
+  w.BeginObject();
+  w.StringField("policy_name", decisions.policy_name);
+  w.IntField("policy_version", decisions.policy_version);
+  w.StringField("scorer", decisions.scorer);
+  w.StringField("input_fingerprint", decisions.input_fingerprint);
+
+  w.Key("starts");
+  w.BeginArray();
+  for (const StartDecision& start : decisions.starts) {
+    w.BeginObject();
+    w.StringField("job", start.job);
+    w.Key("placements");
+    internal::WritePlacements(w, start.placements);
+    w.EndObject();
+  }
+  w.EndArray();
+
+  w.Key("preemptions");
+  w.BeginArray();
+  for (const PreemptDecision& preempt : decisions.preemptions) {
+    w.BeginObject();
+    w.StringField("job", preempt.job);
+    w.StringField("for_job", preempt.for_job);
+    w.StringField("reason", preempt.reason);
+    w.IntField("lost_milli_gpu_seconds", preempt.lost_milli_gpu_seconds);
+    w.EndObject();
+  }
+  w.EndArray();
+
+  w.Key("migrations");
+  w.BeginArray();
+  for (const MigrateDecision& migrate : decisions.migrations) {
+    w.BeginObject();
+    w.StringField("job", migrate.job);
+    w.Key("from");
+    internal::WritePlacements(w, migrate.from);
+    w.Key("to");
+    internal::WritePlacements(w, migrate.to);
+    w.EndObject();
+  }
+  w.EndArray();
+
+  w.Key("resizes");
+  w.BeginArray();
+  for (const ResizeDecision& resize : decisions.resizes) {
+    w.BeginObject();
+    w.StringField("job", resize.job);
+    w.StringField("group", resize.group);
+    w.IntField("from_replicas", resize.from_replicas);
+    w.IntField("to_replicas", resize.to_replicas);
+    w.EndObject();
+  }
+  w.EndArray();
+
+  w.Key("reservations");
+  w.BeginArray();
+  for (const ReserveDecision& reserve : decisions.reservations) {
+    w.BeginObject();
+    w.StringField("job", reserve.job);
+    w.Key("nodes");
+    w.StringArray(reserve.nodes);
+    w.IntField("expected_start", reserve.expected_start);
+    w.EndObject();
+  }
+  w.EndArray();
+
+  w.Key("pending");
+  w.BeginArray();
+  for (const PendingDecision& pending : decisions.pending) {
+    w.BeginObject();
+    w.StringField("job", pending.job);
+    w.StringField("reason", PendingReasonName(pending.reason));
+    w.StringField("detail", pending.detail);
+    w.StringField("queue", pending.queue);
+    w.StringField("gpu_model", pending.gpu_model);
+    w.IntField("shortfall_milli", pending.shortfall_milli);
+    w.EndObject();
+  }
+  w.EndArray();
+
+  w.Key("counters");
+  WriteCounters(w, decisions.counters);
+  w.EndObject();
+  return w.Finish();
+}
+
+std::string PolicyToJson(const Policy& policy) {
+  JsonWriter w;
+  w.BeginObject();
+  w.StringField("name", policy.name);
+  w.IntField("version", policy.version);
+  w.StringField("placement", PlacementStrategyName(policy.placement));
+  w.StringField("job_order", internal::JobOrderName(policy.job_order));
+  w.Key("budgets");
+  w.BeginObject();
+  w.IntField("max_candidates", policy.budgets.max_candidates);
+  w.EndObject();
+  w.EndObject();
+  return w.Finish();
+}
+
+}  // namespace gpupool::io

@@ -1,0 +1,194 @@
+#include "io/json_writer.h"
+
+#include "fmt/format.h"
+
+namespace gpupool::io::internal {
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+// Length of the valid UTF-8 sequence starting at s[i], or 0 if it is not one (RFC 3629: no
+// overlong forms, no surrogates, nothing above U+10FFFF).
+size_t Utf8SequenceLength(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = byte(i);
+  const size_t left = s.size() - i;
+  const auto cont = [&](size_t k) { return (byte(i + k) & 0xC0) == 0x80; };
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return left >= 2 && cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (left < 3 || !cont(1) || !cont(2)) return 0;
+    if (c == 0xE0 && byte(i + 1) < 0xA0) return 0;   // overlong
+    if (c == 0xED && byte(i + 1) >= 0xA0) return 0;  // surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (left < 4 || !cont(1) || !cont(2) || !cont(3)) return 0;
+    if (c == 0xF0 && byte(i + 1) < 0x90) return 0;   // overlong
+    if (c == 0xF4 && byte(i + 1) >= 0x90) return 0;  // above U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+void AppendEscaped(std::string& out, std::string_view s) {
+  out += '"';
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      const size_t n = Utf8SequenceLength(s, i);
+      if (n == 0) {
+        out += "\\ufffd";
+        ++i;
+      } else {
+        out.append(s.data() + i, n);
+        i += n;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 0xF];
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+    ++i;
+  }
+  out += '"';
+}
+
+}  // namespace
+
+void JsonWriter::NewLine() {
+  out_ += '\n';
+  out_.append(2 * stack_.size(), ' ');
+}
+
+void JsonWriter::BeforeValue() {
+  if (stack_.empty() || !stack_.back().is_array) return;  // Top level, or after Key().
+  if (stack_.back().has_members) out_ += ',';
+  stack_.back().has_members = true;
+  NewLine();
+}
+
+void JsonWriter::Key(std::string_view key) {
+  if (stack_.back().has_members) out_ += ',';
+  stack_.back().has_members = true;
+  NewLine();
+  AppendEscaped(out_, key);
+  out_ += ": ";
+}
+
+void JsonWriter::BeginObject() {
+  BeforeValue();
+  out_ += '{';
+  stack_.push_back({false, false});
+}
+
+void JsonWriter::EndObject() {
+  const bool had_members = stack_.back().has_members;
+  stack_.pop_back();
+  if (had_members) NewLine();
+  out_ += '}';
+}
+
+void JsonWriter::BeginArray() {
+  BeforeValue();
+  out_ += '[';
+  stack_.push_back({true, false});
+}
+
+void JsonWriter::EndArray() { EndObject(); }
+
+void JsonWriter::Int(int64_t value) {
+  BeforeValue();
+  const fmt::format_int text(value);
+  out_.append(text.data(), text.size());
+}
+
+void JsonWriter::Bool(bool value) {
+  BeforeValue();
+  out_ += value ? "true" : "false";
+}
+
+void JsonWriter::String(std::string_view value) {
+  BeforeValue();
+  AppendEscaped(out_, value);
+}
+
+void JsonWriter::StringArray(const std::vector<std::string>& values) {
+  BeforeValue();
+  out_ += '[';
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out_ += ", ";
+    AppendEscaped(out_, values[i]);
+  }
+  out_ += ']';
+}
+
+void JsonWriter::Int32Array(const std::vector<int32_t>& values) {
+  BeforeValue();
+  out_ += '[';
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out_ += ", ";
+    const fmt::format_int text(values[i]);
+    out_.append(text.data(), text.size());
+  }
+  out_ += ']';
+}
+
+std::string JsonWriter::Finish() {
+  out_ += '\n';
+  return std::move(out_);
+}
+
+void WriteLabels(JsonWriter& w, const std::vector<TopologyLabel>& labels) {
+  w.BeginObject();
+  for (const TopologyLabel& label : labels) w.StringField(label.level, label.value);
+  w.EndObject();
+}
+
+void WriteReplicaPlacement(JsonWriter& w, const ReplicaPlacement& placement) {
+  w.BeginObject();
+  w.StringField("group", placement.group);
+  w.IntField("replica", placement.replica);
+  w.StringField("node", placement.node);
+  w.Key("gpus");
+  w.Int32Array(placement.gpus);
+  w.IntField("gpu_milli", placement.gpu_milli);
+  w.EndObject();
+}
+
+void WritePlacements(JsonWriter& w, const std::vector<ReplicaPlacement>& placements) {
+  w.BeginArray();
+  for (const ReplicaPlacement& p : placements) WriteReplicaPlacement(w, p);
+  w.EndArray();
+}
+
+}  // namespace gpupool::io::internal

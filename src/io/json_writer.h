@@ -1,0 +1,83 @@
+// The canonical JSON printer behind SnapshotToJson(), PolicyToJson() and DecisionsToJson().
+//
+// Layout rules, applied the same way to every document so that output is byte-for-byte stable:
+//   - objects and arrays of objects: one member or element per line, indented by 2 spaces;
+//   - arrays of numbers or strings: on one line, "[0, 1, 2]";
+//   - empty objects and arrays: "{}" and "[]";
+//   - integers in decimal, no floating point anywhere;
+//   - strings escaped per RFC 8259 (", \ and control characters; other text verbatim as UTF-8;
+//     bytes that are not valid UTF-8 become U+FFFD, so the output is always valid JSON);
+//   - a newline after the document.
+#ifndef GPUPOOL_SRC_IO_JSON_WRITER_H_
+#define GPUPOOL_SRC_IO_JSON_WRITER_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpupool/job.h"
+#include "gpupool/topology.h"
+
+namespace gpupool::io::internal {
+
+class JsonWriter {
+ public:
+  JsonWriter() = default;
+
+  // Containers. A value inside an object follows Key(); inside an array it is an element.
+  void BeginObject();
+  void EndObject();
+  void BeginArray();
+  void EndArray();
+  void Key(std::string_view key);
+
+  // Scalars.
+  void Int(int64_t value);
+  void Bool(bool value);
+  void String(std::string_view value);
+
+  // Single-line arrays of scalars.
+  void StringArray(const std::vector<std::string>& values);
+  void Int32Array(const std::vector<int32_t>& values);
+
+  // Key() and value in one call (distinct names: no overload may turn a pointer into a bool).
+  void IntField(std::string_view key, int64_t value) {
+    Key(key);
+    Int(value);
+  }
+  void BoolField(std::string_view key, bool value) {
+    Key(key);
+    Bool(value);
+  }
+  void StringField(std::string_view key, std::string_view value) {
+    Key(key);
+    String(value);
+  }
+
+  // Returns the document, with its trailing newline. The writer is spent afterwards.
+  std::string Finish();
+
+ private:
+  // Called before every value: separates array elements, one per line.
+  void BeforeValue();
+  void NewLine();
+
+  std::string out_;
+  // One entry per open container: whether it is an array, and whether it has members yet.
+  struct Level {
+    bool is_array = false;
+    bool has_members = false;
+  };
+  std::vector<Level> stack_;
+};
+
+// {"level": "value", ...} of a node's path or labels, in the order given.
+void WriteLabels(JsonWriter& w, const std::vector<TopologyLabel>& labels);
+// A replica placement object; shared by snapshots and decisions.
+void WriteReplicaPlacement(JsonWriter& w, const ReplicaPlacement& placement);
+void WritePlacements(JsonWriter& w, const std::vector<ReplicaPlacement>& placements);
+
+}  // namespace gpupool::io::internal
+
+#endif  // GPUPOOL_SRC_IO_JSON_WRITER_H_

@@ -1,0 +1,169 @@
+// SnapshotToJson(): every field in C++ field order, defaults included, unset optionals omitted,
+// so that the reader gives back an equal snapshot.
+#include "gpupool/io/json.h"
+#include "io/enum_names.h"
+#include "io/json_writer.h"
+
+namespace gpupool::io {
+namespace {
+
+using internal::JsonWriter;
+
+void WriteGpuModel(JsonWriter& w, const GpuModel& model) {
+  w.BeginObject();
+  w.StringField("name", model.name);
+  w.IntField("memory_mib", model.memory_mib);
+  w.Key("speeds");
+  w.BeginArray();
+  for (const WorkloadSpeed& speed : model.speeds) {
+    w.BeginObject();
+    w.StringField("workload_class", speed.workload_class);
+    w.IntField("speed_milli", speed.speed_milli);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+void WriteNode(JsonWriter& w, const Node& node) {
+  w.BeginObject();
+  w.StringField("id", node.id);
+  w.StringField("gpu_model", node.gpu_model);
+  w.Key("gpus");
+  w.BeginArray();
+  for (const Gpu& gpu : node.gpus) {
+    w.BeginObject();
+    w.IntField("index", gpu.index);
+    w.IntField("island", gpu.island);
+    w.BoolField("healthy", gpu.healthy);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.IntField("cpu_milli", node.cpu_milli);
+  w.IntField("memory_mib", node.memory_mib);
+  w.Key("path");
+  internal::WriteLabels(w, node.path);
+  w.Key("labels");
+  internal::WriteLabels(w, node.labels);
+  w.StringField("state", internal::NodeStateName(node.state));
+  w.Key("owner_queues");
+  w.StringArray(node.owner_queues);
+  w.EndObject();
+}
+
+void WriteQueue(JsonWriter& w, const Queue& queue) {
+  w.BeginObject();
+  w.StringField("id", queue.id);
+  w.StringField("parent", queue.parent);
+  w.IntField("priority", queue.priority);
+  w.Key("quotas");
+  w.BeginArray();
+  for (const Quota& quota : queue.quotas) {
+    w.BeginObject();
+    w.StringField("gpu_model", quota.gpu_model);
+    w.IntField("guaranteed_milli", quota.guaranteed_milli);
+    if (quota.limit_milli.has_value()) w.IntField("limit_milli", *quota.limit_milli);
+    w.IntField("over_quota_weight", quota.over_quota_weight);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.BoolField("can_borrow", queue.can_borrow);
+  w.BoolField("can_lend", queue.can_lend);
+  w.StringField("isolation", internal::IsolationName(queue.isolation));
+  if (queue.budget_milli_gpu_seconds.has_value()) {
+    w.IntField("budget_milli_gpu_seconds", *queue.budget_milli_gpu_seconds);
+  }
+  w.IntField("decayed_usage_milli_gpu_seconds", queue.decayed_usage_milli_gpu_seconds);
+  w.EndObject();
+}
+
+void WriteTaskGroup(JsonWriter& w, const TaskGroup& group) {
+  w.BeginObject();
+  w.StringField("name", group.name);
+  w.IntField("replicas", group.replicas);
+  if (group.min_replicas.has_value()) w.IntField("min_replicas", *group.min_replicas);
+  w.Key("request");
+  w.BeginObject();
+  w.IntField("gpu_milli", group.request.gpu_milli);
+  w.IntField("gpu_memory_mib", group.request.gpu_memory_mib);
+  w.IntField("cpu_milli", group.request.cpu_milli);
+  w.IntField("memory_mib", group.request.memory_mib);
+  w.EndObject();
+  w.Key("gpu_models");
+  w.StringArray(group.gpu_models);
+  w.Key("topology");
+  w.BeginObject();
+  const TopologyConstraint& topology = group.topology;
+  w.StringField("replica_scope", internal::ReplicaScopeName(topology.replica_scope));
+  w.StringField("replica_strictness", internal::StrictnessName(topology.replica_strictness));
+  if (topology.gang_level.has_value()) w.StringField("gang_level", *topology.gang_level);
+  w.StringField("gang_strictness", internal::StrictnessName(topology.gang_strictness));
+  w.EndObject();
+  w.EndObject();
+}
+
+void WriteJob(JsonWriter& w, const Job& job) {
+  w.BeginObject();
+  w.StringField("id", job.id);
+  w.StringField("queue", job.queue);
+  w.IntField("priority", job.priority);
+  w.IntField("submit_time", job.submit_time);
+  w.Key("groups");
+  w.BeginArray();
+  for (const TaskGroup& group : job.groups) WriteTaskGroup(w, group);
+  w.EndArray();
+  w.BoolField("preemptible", job.preemptible);
+  w.Key("checkpointing");
+  w.BeginObject();
+  const Checkpointing& checkpointing = job.checkpointing;
+  w.IntField("interval_s", checkpointing.interval_s);
+  if (checkpointing.last_checkpoint_time.has_value()) {
+    w.IntField("last_checkpoint_time", *checkpointing.last_checkpoint_time);
+  }
+  w.IntField("checkpoint_cost_s", checkpointing.checkpoint_cost_s);
+  w.IntField("restore_time_s", checkpointing.restore_time_s);
+  w.EndObject();
+  w.IntField("min_runtime_s", job.min_runtime_s);
+  if (job.runtime_estimate_s.has_value()) {
+    w.IntField("runtime_estimate_s", *job.runtime_estimate_s);
+  }
+  w.StringField("state", internal::JobStateName(job.state));
+  if (job.start_time.has_value()) w.IntField("start_time", *job.start_time);
+  w.Key("placements");
+  internal::WritePlacements(w, job.placements);
+  w.IntField("attained_service_s", job.attained_service_s);
+  w.EndObject();
+}
+
+}  // namespace
+
+std::string SnapshotToJson(const Snapshot& snapshot) {
+  JsonWriter w;
+  w.BeginObject();
+  w.IntField("now", snapshot.now);
+  w.Key("topology");
+  w.BeginObject();
+  w.Key("levels");
+  w.StringArray(snapshot.topology.levels);
+  w.EndObject();
+  w.Key("gpu_models");
+  w.BeginArray();
+  for (const GpuModel& model : snapshot.gpu_models) WriteGpuModel(w, model);
+  w.EndArray();
+  w.Key("nodes");
+  w.BeginArray();
+  for (const Node& node : snapshot.nodes) WriteNode(w, node);
+  w.EndArray();
+  w.Key("queues");
+  w.BeginArray();
+  for (const Queue& queue : snapshot.queues) WriteQueue(w, queue);
+  w.EndArray();
+  w.Key("jobs");
+  w.BeginArray();
+  for (const Job& job : snapshot.jobs) WriteJob(w, job);
+  w.EndArray();
+  w.EndObject();
+  return w.Finish();
+}
+
+}  // namespace gpupool::io
