@@ -72,10 +72,11 @@ class WeightedPicker {
 // GPUs; a queue forest of 1-6 queues in 2 levels with per-model and "*" quotas and some
 // isolation; 0-25 jobs with 1-3 groups, whole-GPU and fractional requests, GPU memory, CPU and
 // memory, elastic groups, model preference lists (sometimes naming a declared model that no
-// node has), island scope and gang levels, required or preferred. About 40% of the jobs are
-// running, placed by first-fit without over-committing anything and honouring node state,
-// owner restrictions, isolation, models and island scope (a running job's gang_level is always
-// kPreferred, since first-fit does not keep gangs in one domain).
+// node has, or "MI300X", which no snapshot declares), island scope and gang levels, required or
+// preferred. About 40% of the jobs are running, placed by first-fit without over-committing
+// anything and honouring node state, owner restrictions, isolation, models and island scope (a
+// running job's gang_level is always kPreferred, since first-fit does not keep gangs in one
+// domain).
 Snapshot GenerateRandomSnapshot(uint64_t seed);
 
 // The knobs of the large E3 scenarios. Defaults are those of S1 at scale 1.

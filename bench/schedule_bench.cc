@@ -1,0 +1,133 @@
+// EVALUATION.md E3: the time of one full Schedule() call on the generated scenarios.
+//
+//   build/bench/bench/schedule_bench                       # S1 at 0.1/0.25/0.5/1.0, S2 at 0.1/1.0
+//   build/bench/bench/schedule_bench --no_s2               # S1 only
+//   build/bench/bench/schedule_bench --benchmark_filter=S1/100
+//
+// Each snapshot is generated once, outside the timed loop; only Schedule() is timed (including
+// the destruction of its result, which a host pays too). Each benchmark runs 5 repetitions and
+// reports their median (and mean and spread). items_per_second is pending jobs per second.
+// ValidateSnapshot on the same snapshot is measured alongside as an in-process baseline: the
+// ratio Schedule / Validate is less sensitive to the noise of a shared machine than either time.
+#include <sys/resource.h>
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "benchmark/benchmark.h"
+#include "gpupool/schedule.h"
+#include "testing/generator.h"
+
+namespace gpupool {
+namespace {
+
+constexpr uint64_t kSeed = 42;
+
+// Snapshots by (scenario, scale in percent), generated on first use and kept for the process.
+const Snapshot& CachedScenario(int scenario, int64_t scale_percent) {
+  static auto* cache = new std::map<std::pair<int, int64_t>, Snapshot>();
+  auto [it, inserted] = cache->try_emplace({scenario, scale_percent});
+  if (inserted) {
+    const double scale = static_cast<double>(scale_percent) / 100.0;
+    it->second = scenario == 1 ? testing::GenerateScenarioS1(kSeed, scale)
+                               : testing::GenerateScenarioS2(kSeed, scale);
+  }
+  return it->second;
+}
+
+// Peak resident memory of the process so far, in MiB (Linux reports ru_maxrss in KiB). It
+// includes the cached snapshots, so it only bounds the memory of one Schedule() call.
+double PeakRssMib() {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+void SetShapeCounters(benchmark::State& state, const Snapshot& snapshot) {
+  int64_t pending = 0;
+  for (const Job& job : snapshot.jobs) pending += job.state == JobState::kPending;
+  state.counters["nodes"] = static_cast<double>(snapshot.nodes.size());
+  state.counters["pending"] = static_cast<double>(pending);
+  state.counters["running"] = static_cast<double>(snapshot.jobs.size() - pending);
+  state.SetItemsProcessed(state.iterations() * pending);
+}
+
+void BM_Schedule(benchmark::State& state, int scenario) {
+  const Snapshot& snapshot = CachedScenario(scenario, state.range(0));
+  const Policy policy;
+  Counters counters;
+  for (auto _ : state) {
+    absl::StatusOr<Decisions> decisions = Schedule(snapshot, policy);
+    if (!decisions.ok()) {
+      state.SkipWithError(std::string(decisions.status().message()).c_str());
+      return;
+    }
+    counters = decisions->counters;
+    benchmark::DoNotOptimize(decisions);
+  }
+  SetShapeCounters(state, snapshot);
+  state.counters["starts"] = static_cast<double>(counters.jobs_started);
+  state.counters["candidates"] = static_cast<double>(counters.candidates_evaluated);
+  state.counters["rollbacks"] = static_cast<double>(counters.transactions_rolled_back);
+  state.counters["equiv_hits"] = static_cast<double>(counters.equivalence_hits);
+  state.counters["peak_rss_mib"] = PeakRssMib();
+}
+
+void BM_Validate(benchmark::State& state, int scenario) {
+  const Snapshot& snapshot = CachedScenario(scenario, state.range(0));
+  for (auto _ : state) {
+    absl::Status status = ValidateSnapshot(snapshot);
+    if (!status.ok()) {
+      state.SkipWithError(std::string(status.message()).c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(status);
+  }
+  SetShapeCounters(state, snapshot);
+}
+
+void Register(const char* name, void (*fn)(benchmark::State&, int), int scenario,
+              const std::vector<int64_t>& scales) {
+  benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(name, fn, scenario);
+  for (int64_t scale : scales) b->Arg(scale);
+  b->ArgName("scale%")
+      ->Unit(benchmark::kMillisecond)
+      ->Repetitions(5)
+      ->ReportAggregatesOnly(true)
+      ->UseRealTime();
+}
+
+}  // namespace
+}  // namespace gpupool
+
+int main(int argc, char** argv) {
+  // Our own flag, removed before Google Benchmark sees the rest.
+  bool with_s2 = true;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--no_s2") == 0) {
+      with_s2 = false;
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  using gpupool::BM_Schedule;
+  using gpupool::BM_Validate;
+  gpupool::Register("Schedule/S1", BM_Schedule, 1, {10, 25, 50, 100});
+  gpupool::Register("Validate/S1", BM_Validate, 1, {10, 100});
+  if (with_s2) {
+    gpupool::Register("Schedule/S2", BM_Schedule, 2, {10, 100});
+    gpupool::Register("Validate/S2", BM_Validate, 2, {10, 100});
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
