@@ -6,6 +6,7 @@
 // then a request no node could ever hold, then its queue's limit, then a plain lack of free
 // capacity, then a topology constraint, and last fragmentation (enough free in total, but not
 // in the shape the job needs).
+#include <algorithm>
 #include <string>
 
 #include "fmt/format.h"
@@ -32,6 +33,20 @@ std::string Gpus(int64_t milli) {
   if (milli == kMilliPerGpu) return "1 GPU";
   if (milli % kMilliPerGpu == 0) return fmt::format("{} GPUs", milli / kMilliPerGpu);
   return fmt::format("{} milli-GPUs", milli);
+}
+
+std::string LevelName(const SnapshotIndex& index, int32_t level) {
+  return level == index.node_level() ? std::string("node")
+                                     : index.snapshot().topology.levels[level];
+}
+
+bool GangLevelRequired(const Job& job) {
+  for (const TaskGroup& group : job.groups) {
+    if (group.topology.gang_level.has_value()) {
+      return group.topology.gang_strictness == Strictness::kRequired;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -117,6 +132,7 @@ PendingDecision Placer::Diagnose(int32_t j) {
 
   // Could the gang ever fit, on an empty pool?
   bool ever_fits = false;
+  bool domain_too_small = false;
   for (size_t i = 0; i < models.size() && !ever_fits; ++i) {
     bool all_groups = true;
     int64_t capacity = 0;
@@ -132,6 +148,25 @@ PendingDecision Placer::Diagnose(int32_t j) {
       all_groups = all_groups && somewhere;
     }
     ever_fits = all_groups && capacity >= info.gang_milli;
+    if (ever_fits && GangLevelRequired(job) && info.gang_level != index_.node_level()) {
+      // Some domain of the gang's level must be able to hold the whole gang.
+      std::vector<int64_t> per_domain(index_.domain_count(info.gang_level), 0);
+      for (int32_t n : eligible[i]) {
+        const int32_t d = index_.node_domain(n, info.gang_level);
+        if (d != kNone) per_domain[d] += index_.healthy_gpus(n) * kMilliPerGpu;
+      }
+      ever_fits = std::any_of(per_domain.begin(), per_domain.end(),
+                              [&info](int64_t c) { return c >= info.gang_milli; });
+      domain_too_small = !ever_fits;
+    }
+  }
+  if (!ever_fits && domain_too_small) {
+    out.reason = PendingReason::kNeverFits;
+    out.detail = fmt::format("the gang needs {} within one {}, and no {} has that many even "
+                             "when empty",
+                             Gpus(info.gang_milli), LevelName(index_, info.gang_level),
+                             LevelName(index_, info.gang_level));
+    return out;
   }
   if (!ever_fits) {
     const TaskGroup& largest = job.groups[GroupOrder(j).front()];
@@ -200,10 +235,7 @@ PendingDecision Placer::Diagnose(int32_t j) {
       if (fits_unconstrained) break;
     }
     if (fits_unconstrained) {
-      const std::string level =
-          info.gang_level == index_.node_level()
-              ? std::string("node")
-              : index_.snapshot().topology.levels[info.gang_level];
+      const std::string level = LevelName(index_, info.gang_level);
       out.reason = PendingReason::kTopology;
       out.detail = fmt::format(
           "{} are free in total, but no single {} has room for the whole gang ({})",
