@@ -1,0 +1,105 @@
+// Built-in placement scorers: the baselines of the FGD paper and gpupool's own default.
+//
+// Each is a gpupool::PlacementScorer (see placement_scorer.h): a pure function of the node view
+// and the request, with a stable Name(). Set one as Policy::scorer to use it in Schedule(), or
+// hand it to the simulator (gpupool/sim/simulator.h). Scores are integers; the highest wins and
+// the engine breaks ties by topology order, then node id.
+//
+// The definitions follow EVALUATION.md E1 and the FGD authors' simulator
+// (hkust-adsl/kubernetes-scheduler-simulator), including its integer quantisation of scores, so
+// that our runs sit beside the published ones. docs/simulator.md describes each one.
+#ifndef GPUPOOL_SCORERS_SCORERS_H_
+#define GPUPOOL_SCORERS_SCORERS_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "gpupool/placement_scorer.h"
+#include "gpupool/resources.h"
+#include "gpupool/scorers/fragmentation.h"
+
+namespace gpupool {
+
+// What ran on a node before, for scorers that cluster like with like. Bit 0: a GPU-sharing
+// replica (below one GPU); bit k (1..30): a replica of k whole GPUs.
+struct NodeHistory {
+  uint32_t gpu_request_kinds = 0;
+};
+
+// The history bit of a request (0 for a CPU-only request).
+uint32_t GpuRequestKindBit(const ResourceRequest& request);
+
+// A scorer that can use the node's history. Schedule()'s NodeView does not carry it yet, so
+// Score() falls back to what the free GPU vector reveals (a partly used GPU means a sharing
+// replica ran there); the simulator tracks the exact history and calls ScoreWithHistory().
+class HistoryAwareScorer : public PlacementScorer {
+ public:
+  virtual int64_t ScoreWithHistory(const NodeView& node, const NodeHistory& history,
+                                   const ResourceRequest& request) const = 0;
+  int64_t Score(const NodeView& node, const ResourceRequest& request) const override;
+};
+
+// A scorer that also picks the GPU of a sharing replica inside the chosen node (FGD does).
+// Returns the index into node.free_gpu_milli. The engine's own rule (the GPU with the least
+// free milli that still fits, lowest index on ties) applies when a scorer is not one of these.
+class GpuSelectingScorer {
+ public:
+  virtual ~GpuSelectingScorer() = default;
+  virtual int32_t SelectSharedGpu(const NodeView& node, const ResourceRequest& request) const = 0;
+};
+
+// Names of the built-in scorers, in the order reports list them:
+// random, dotprod, gpu-packing, gpu-clustering, best-fit, fgd, default.
+std::span<const std::string_view> BuiltinScorerNames();
+
+// random: a seeded hash of the request and the node's state, so every node is equally likely to
+// win (nodes in identical states tie and go to the first one, which changes nothing).
+std::shared_ptr<const PlacementScorer> MakeRandomScorer(uint64_t seed);
+
+// dotprod: Tetris-style alignment as the FGD simulator scores it: free (CPU, GPU) and request
+// (CPU, GPU), each divided by the largest node spec (128 cores, 8 GPUs); score
+// floor(100 x (1 - dot / 2)), so the node whose free vector aligns least with the request (the
+// fullest fit) wins.
+std::shared_ptr<const PlacementScorer> MakeDotProductScorer();
+
+// gpu-packing: sharing pods on already shared GPUs first (the fuller the better), then nodes that
+// need the fewest fully free GPUs, idle nodes last (FGD simulator's integer score).
+std::shared_ptr<const PlacementScorer> MakeGpuPackingScorer();
+
+// gpu-clustering: nodes already running pods of the same GPU request kind first (only that kind,
+// then mixed), then idle nodes, then nodes of other kinds; within a tier the fuller node.
+std::shared_ptr<const HistoryAwareScorer> MakeGpuClusteringScorer();
+
+// best-fit: the smallest weighted leftover 0.5 x CPU left + 0.5 x GPU left, each divided by the
+// largest node spec (128 cores, 8 GPUs) as the FGD simulator does; score floor(100 x (1 - left)).
+std::shared_ptr<const PlacementScorer> MakeBestFitScorer();
+
+// fgd: Fragmentation Gradient Descent. The node (and for a sharing pod, the GPU) whose placement
+// increases the node's expected fragmentation least, against `popularity` (FGD uses the
+// workload's classes covering 95% of its pods). Score floor(100 x sigmoid(decrease / 1000)) as
+// in the paper's code. Also a GpuSelectingScorer.
+std::shared_ptr<const PlacementScorer> MakeFgdScorer(TaskClassTable popularity);
+
+// default: gpupool's own fragmentation-aware scorer (see docs/simulator.md for what it does and
+// why it beats FGD). Needs the workload's popularity table (all classes).
+std::shared_ptr<const PlacementScorer> MakeDefaultScorer(TaskClassTable popularity);
+
+// What the by-name factory needs: a seed (random) and the workload's requests (fgd, default).
+struct ScorerContext {
+  uint64_t seed = 0;
+  std::span<const ResourceRequest> requests;
+  std::span<const std::vector<std::string>> models;
+};
+
+// One of BuiltinScorerNames() by name. InvalidArgument for an unknown name (the message lists
+// the known ones).
+absl::StatusOr<std::shared_ptr<const PlacementScorer>> MakeScorerByName(
+    std::string_view name, const ScorerContext& context);
+
+}  // namespace gpupool
+
+#endif  // GPUPOOL_SCORERS_SCORERS_H_

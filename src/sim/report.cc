@@ -1,0 +1,323 @@
+// JSON, CSV, text and HTML outputs of the simulator.
+#include "gpupool/sim/report.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "fmt/format.h"
+
+namespace gpupool::sim {
+
+namespace {
+
+struct Published {
+  const char* list;
+  std::array<double, 6> alloc;  // random, dotprod, gpu-clustering, gpu-packing, best-fit, fgd
+};
+
+// EVALUATION.md E1: mean allocation ratio (%) at 130% arrived, over seeds 42-51.
+constexpr std::array<Published, 9> kPublished = {{
+    {"default", {87.47, 90.85, 91.88, 92.00, 93.08, 95.39}},
+    {"cpu050", {91.24, 93.27, 93.79, 93.72, 93.79, 95.21}},
+    {"cpu200", {83.77, 87.70, 89.92, 90.22, 92.40, 95.05}},
+    {"gpushare40", {86.00, 89.56, 90.02, 90.03, 91.69, 94.15}},
+    {"gpushare80", {81.22, 84.49, 84.85, 85.00, 87.01, 89.30}},
+    {"gpuspec10", {87.43, 90.39, 92.18, 92.46, 93.30, 94.95}},
+    {"gpuspec25", {86.94, 89.63, 92.08, 92.98, 93.23, 94.74}},
+    {"multigpu20", {88.69, 92.06, 93.56, 93.71, 93.93, 95.65}},
+    {"multigpu40", {90.09, 94.19, 95.50, 95.74, 95.23, 96.99}},
+}};
+
+std::string Num(double v) { return fmt::format("{:.6f}", v); }
+
+std::string Escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += fmt::format("\\u{:04x}", static_cast<int>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+std::string Html(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string PolicyJson(const PolicyResult& r, const RunInfo& info, std::string_view indent) {
+  std::string seeds;
+  for (const SeedResult& s : r.per_seed) {
+    if (!seeds.empty()) seeds += ", ";
+    seeds += std::to_string(s.seed);
+  }
+  std::string out = "{\n";
+  auto key = [&](std::string_view k, const std::string& v, bool comma = true) {
+    out += fmt::format("{}  \"{}\": {}{}\n", indent, k, v, comma ? "," : "");
+  };
+  key("policy", "\"" + Escape(r.policy) + "\"");
+  key("protocol", "\"" + Escape(info.protocol) + "\"");
+  key("nodes", "\"" + Escape(info.nodes) + "\"");
+  key("pods", "\"" + Escape(info.pods) + "\"");
+  key("inflation", fmt::format("{}", info.ratio));
+  key("seeds", "[" + seeds + "]");
+  key("alloc_ratio_at_100", Num(r.alloc_ratio_at_100.mean));
+  key("alloc_ratio_at_130", Num(r.alloc_ratio_at_130.mean));
+  key("unallocated_gpus_at_130", Num(r.unallocated_gpus_at_130.mean));
+  key("frag_ratio_at_90", Num(r.frag_ratio_at_90.mean));
+  key("alloc_ratio_at_100_stddev", Num(r.alloc_ratio_at_100.stddev));
+  key("alloc_ratio_at_130_stddev", Num(r.alloc_ratio_at_130.stddev));
+  key("unallocated_gpus_at_130_stddev", Num(r.unallocated_gpus_at_130.stddev));
+  key("frag_ratio_at_90_stddev", Num(r.frag_ratio_at_90.stddev));
+  std::optional<double> published = PublishedAllocAt130(info.pods, r.policy);
+  key("published_alloc_ratio_at_130", published ? Num(*published) : "null");
+  out += fmt::format("{}  \"per_seed\": [\n", indent);
+  for (size_t i = 0; i < r.per_seed.size(); ++i) {
+    const SeedResult& s = r.per_seed[i];
+    out += fmt::format(
+        "{}    {{\"seed\": {}, \"pods\": {}, \"placed\": {}, \"failed\": {}, "
+        "\"alloc_ratio_at_100\": {}, \"alloc_ratio_at_130\": {}, "
+        "\"unallocated_gpus_at_130\": {}, \"frag_ratio_at_90\": {}}}{}\n",
+        indent, s.seed, s.pods, s.placed, s.failed, Num(s.alloc_ratio_at_100),
+        Num(s.alloc_ratio_at_130), Num(s.unallocated_gpus_at_130), Num(s.frag_ratio_at_90),
+        i + 1 < r.per_seed.size() ? "," : "");
+  }
+  out += fmt::format("{}  ]\n{}}}", indent, indent);
+  return out;
+}
+
+// Mean over seeds of a curve, point by point.
+std::vector<std::array<double, 3>> MeanCurve(const PolicyResult& r) {
+  std::vector<std::array<double, 3>> out;
+  if (r.per_seed.empty()) return out;
+  const size_t n = r.per_seed[0].curve.size();
+  for (size_t i = 0; i < n; ++i) {
+    double a = 0;
+    double f = 0;
+    for (const SeedResult& s : r.per_seed) {
+      a += s.curve[std::min(i, s.curve.size() - 1)].alloc_ratio;
+      f += s.curve[std::min(i, s.curve.size() - 1)].frag_ratio;
+    }
+    const double k = static_cast<double>(r.per_seed.size());
+    out.push_back({static_cast<double>(r.per_seed[0].curve[i].arrived_percent), a / k, f / k});
+  }
+  return out;
+}
+
+constexpr std::array<const char*, 8> kColors = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+                                                "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+
+// One SVG line chart of metric `m` (1: allocation, 2: fragmentation) against arrived load.
+std::string Chart(const std::vector<PolicyResult>& results, int m, std::string_view title,
+                  double y_min, double y_max) {
+  const int w = 640, h = 360, left = 56, right = 150, top = 30, bottom = 44;
+  const int pw = w - left - right, ph = h - top - bottom;
+  double x_max = 130;
+  for (const PolicyResult& r : results) {
+    for (const auto& p : MeanCurve(r)) x_max = std::max(x_max, p[0]);
+  }
+  auto X = [&](double x) { return left + x / x_max * pw; };
+  auto Y = [&](double y) { return top + (1 - (y - y_min) / (y_max - y_min)) * ph; };
+  std::string s = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">\n",
+      w, h, w, h, Html(title));
+  s += fmt::format("<text x=\"{}\" y=\"18\" class=\"t\">{}</text>\n", left, Html(title));
+  for (int i = 0; i <= 5; ++i) {
+    const double y = y_min + (y_max - y_min) * i / 5;
+    s += fmt::format(
+        "<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" class=\"g\"/>"
+        "<text x=\"{}\" y=\"{:.1f}\" class=\"a\" text-anchor=\"end\">{:.0f}%</text>\n",
+        left, left + pw, Y(y), Y(y), left - 6, Y(y) + 4, y * 100);
+  }
+  for (int x = 0; x <= static_cast<int>(x_max); x += 10) {
+    s += fmt::format(
+        "<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{}\" class=\"g\"/>"
+        "<text x=\"{:.1f}\" y=\"{}\" class=\"a\" text-anchor=\"middle\">{}</text>\n",
+        X(x), X(x), top, top + ph, X(x), top + ph + 16, x);
+  }
+  s += fmt::format(
+      "<text x=\"{}\" y=\"{}\" class=\"a\" text-anchor=\"middle\">arrived GPU request "
+      "(% of cluster GPUs)</text>\n",
+      left + pw / 2, h - 6);
+  for (size_t k = 0; k < results.size(); ++k) {
+    std::string points;
+    for (const auto& p : MeanCurve(results[k])) {
+      const double v = std::clamp(p[m], y_min, y_max);
+      points += fmt::format("{:.1f},{:.1f} ", X(p[0]), Y(v));
+    }
+    const char* color = kColors[k % kColors.size()];
+    const bool ours = results[k].policy == "default";
+    s += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" points=\"{}\"/>\n",
+                     color, ours ? 3 : 1.5, points);
+    s += fmt::format(
+        "<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"3\"/>"
+        "<text x=\"{}\" y=\"{}\" class=\"l\">{}</text>\n",
+        left + pw + 12, left + pw + 30, top + 12 + 20 * k, top + 12 + 20 * k, color, left + pw + 36,
+        top + 16 + 20 * k, Html(results[k].policy));
+  }
+  s += "</svg>\n";
+  return s;
+}
+
+}  // namespace
+
+std::optional<double> PublishedAllocAt130(std::string_view pods, std::string_view policy) {
+  static constexpr std::array<std::string_view, 6> kOrder = {
+      "random", "dotprod", "gpu-clustering", "gpu-packing", "best-fit", "fgd"};
+  int column = -1;
+  for (size_t i = 0; i < kOrder.size(); ++i) {
+    if (kOrder[i] == policy) column = static_cast<int>(i);
+  }
+  if (column < 0) return std::nullopt;
+  for (const Published& p : kPublished) {
+    if (pods.find(std::string("openb_pod_list_") + p.list + ".csv") != std::string_view::npos) {
+      return p.alloc[column] / 100.0;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string ResultsJson(const RunInfo& info, const std::vector<PolicyResult>& results) {
+  if (results.size() == 1) return PolicyJson(results[0], info, "") + "\n";
+  std::string out = "{\n  \"runs\": [\n";
+  for (size_t i = 0; i < results.size(); ++i) {
+    out += "    " + PolicyJson(results[i], info, "    ");
+    out += i + 1 < results.size() ? ",\n" : "\n";
+  }
+  out += "  ]\n}\n";
+  return out;
+}
+
+std::string CurvesCsv(const std::vector<PolicyResult>& results) {
+  std::string out =
+      "policy,seed,arrived_percent,arrived_gpu_milli,used_gpu_milli,alloc_ratio,frag_ratio\n";
+  for (const PolicyResult& r : results) {
+    for (const SeedResult& s : r.per_seed) {
+      for (const CurvePoint& p : s.curve) {
+        out += fmt::format("{},{},{},{},{},{},{}\n", r.policy, s.seed, p.arrived_percent,
+                           p.arrived_gpu_milli, p.used_gpu_milli, Num(p.alloc_ratio),
+                           Num(p.frag_ratio));
+      }
+    }
+  }
+  return out;
+}
+
+std::string SummaryTable(const RunInfo& info, const std::vector<PolicyResult>& results) {
+  std::string seeds;
+  if (!results.empty() && !results[0].per_seed.empty()) {
+    const auto& ps = results[0].per_seed;
+    seeds = ps.size() == 1
+                ? std::to_string(ps[0].seed)
+                : fmt::format("{}..{} ({} seeds)", ps.front().seed, ps.back().seed, ps.size());
+  }
+  std::string out = fmt::format(
+      "gpupool simulate: {} protocol, {} nodes / {} GPUs ({}), pods {}, inflation {}, seeds {}\n\n",
+      info.protocol, info.node_count, info.gpu_count, info.nodes, info.pods, info.ratio, seeds);
+  out += fmt::format("{:<16} {:>15} {:>15} {:>14} {:>13} {:>11}\n", "policy", "alloc@100%",
+                     "alloc@130%", "unalloc GPUs", "frag@90%", "published");
+  for (const PolicyResult& r : results) {
+    std::optional<double> pub = PublishedAllocAt130(info.pods, r.policy);
+    out += fmt::format(
+        "{:<16} {:>8.2f}% ±{:<4.2f} {:>8.2f}% ±{:<4.2f} {:>8.1f} ±{:<4.0f} {:>6.1f}% "
+        "±{:<4.1f} {:>10}\n",
+        r.policy, 100 * r.alloc_ratio_at_100.mean, 100 * r.alloc_ratio_at_100.stddev,
+        100 * r.alloc_ratio_at_130.mean, 100 * r.alloc_ratio_at_130.stddev,
+        r.unallocated_gpus_at_130.mean, r.unallocated_gpus_at_130.stddev,
+        100 * r.frag_ratio_at_90.mean, 100 * r.frag_ratio_at_90.stddev,
+        pub ? fmt::format("{:.2f}%", 100 * *pub) : std::string("-"));
+  }
+  return out;
+}
+
+std::string HtmlReport(const RunInfo& info, const std::vector<PolicyResult>& results) {
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+      "<title>gpupool simulate report</title>\n<style>\n"
+      "body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}\n"
+      "h1{font-size:20px} .charts{display:flex;flex-wrap:wrap;gap:16px}\n"
+      "svg{background:#fff;border:1px solid #ddd} .g{stroke:#eee} "
+      ".a{font-size:11px;fill:#555} .t{font-size:14px;font-weight:600} .l{font-size:12px}\n"
+      "table{border-collapse:collapse;margin-top:16px} "
+      "td,th{border:1px solid #ccc;padding:4px 10px;text-align:right} "
+      "th{background:#f4f4f4} td:first-child{text-align:left} tr.ours{font-weight:600}\n"
+      "</style></head><body>\n";
+  out += fmt::format(
+      "<h1>gpupool simulate: {} protocol</h1>\n<p>{} nodes, {} GPUs ({}); pods: {}; inflation "
+      "{}; {} seed(s) per policy. Curves are means over seeds.</p>\n",
+      Html(info.protocol), info.node_count, info.gpu_count, Html(info.nodes), Html(info.pods),
+      info.ratio, results.empty() ? 0 : results[0].per_seed.size());
+  double a_min = 1.0;
+  double f_max = 0.0;
+  for (const PolicyResult& r : results) {
+    for (const auto& p : MeanCurve(r)) {
+      if (p[0] >= 50) a_min = std::min(a_min, p[1]);
+      f_max = std::max(f_max, p[2]);
+    }
+  }
+  a_min = std::max(0.0, std::floor(a_min * 10 - 0.5) / 10);
+  out += "<div class=\"charts\">\n";
+  out += Chart(results, 1, "GPU allocation ratio vs arrived load", 0.0, 1.0);
+  out += Chart(results, 1, "GPU allocation ratio (zoom)", a_min, 1.0);
+  out += Chart(results, 2, "Fragmentation ratio (fragmented idle / idle GPU milli)", 0.0,
+               std::max(0.1, std::ceil(f_max * 10) / 10));
+  out +=
+      "</div>\n<table>\n<tr><th>policy</th><th>alloc @100%</th><th>alloc @130%</th>"
+      "<th>unallocated GPUs @130%</th><th>frag ratio @90%</th>"
+      "<th>published alloc @130% (FGD paper)</th></tr>\n";
+  for (const PolicyResult& r : results) {
+    std::optional<double> pub = PublishedAllocAt130(info.pods, r.policy);
+    out += fmt::format(
+        "<tr{}><td>{}</td><td>{:.2f}% ± {:.2f}</td><td>{:.2f}% ± {:.2f}</td><td>{:.1f} ± "
+        "{:.1f}</td><td>{:.1f}% ± {:.1f}</td><td>{}</td></tr>\n",
+        r.policy == "default" ? " class=\"ours\"" : "", Html(r.policy),
+        100 * r.alloc_ratio_at_100.mean, 100 * r.alloc_ratio_at_100.stddev,
+        100 * r.alloc_ratio_at_130.mean, 100 * r.alloc_ratio_at_130.stddev,
+        r.unallocated_gpus_at_130.mean, r.unallocated_gpus_at_130.stddev,
+        100 * r.frag_ratio_at_90.mean, 100 * r.frag_ratio_at_90.stddev,
+        pub ? fmt::format("{:.2f}%", 100 * *pub) : std::string("&ndash;"));
+  }
+  out +=
+      "</table>\n<p>Allocation ratio: used GPU milli / total GPU milli. Fragmentation ratio: "
+      "EVALUATION.md E1's measure (FGD's definition). ± is the standard deviation over "
+      "seeds.</p>\n</body></html>\n";
+  return out;
+}
+
+}  // namespace gpupool::sim
