@@ -1,9 +1,12 @@
 #include "testing/builders.h"
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "fmt/format.h"
 
 namespace gpupool::testing {
 
@@ -156,6 +159,63 @@ std::vector<std::string> StartedJobs(const Decisions& decisions) {
   return ids;
 }
 
+std::vector<std::string> PendingJobs(const Decisions& decisions) {
+  std::vector<std::string> ids;
+  for (const PendingDecision& pending : decisions.pending) ids.push_back(pending.job);
+  return ids;
+}
+
+namespace {
+
+std::string PlacementText(const ReplicaPlacement& p) {
+  return fmt::format("{}/{}@{}[{}]x{}", p.group, p.replica, p.node, fmt::join(p.gpus, ","),
+                     p.gpu_milli);
+}
+
+std::string PlacementsText(const std::vector<ReplicaPlacement>& placements) {
+  std::vector<std::string> parts;
+  for (const ReplicaPlacement& p : placements) parts.push_back(PlacementText(p));
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+std::string PendingText(const PendingDecision& p) {
+  return fmt::format("pending {} reason={} queue={} gpu_model={} shortfall={} detail={}", p.job,
+                     static_cast<int>(p.reason), p.queue, p.gpu_model, p.shortfall_milli, p.detail);
+}
+
+}  // namespace
+
+std::string DecisionsToText(const Decisions& d) {
+  std::string out = fmt::format("policy {} v{} scorer {} fingerprint {}\n", d.policy_name,
+                                d.policy_version, d.scorer, d.input_fingerprint);
+  for (const StartDecision& s : d.starts) {
+    out += fmt::format("start {} {}\n", s.job, PlacementsText(s.placements));
+  }
+  for (const PreemptDecision& p : d.preemptions) {
+    out += fmt::format("preempt {} for {} reason={} lost={}\n", p.job, p.for_job, p.reason,
+                       p.lost_milli_gpu_seconds);
+  }
+  for (const MigrateDecision& m : d.migrations) {
+    out += fmt::format("migrate {} from {} to {}\n", m.job, PlacementsText(m.from),
+                       PlacementsText(m.to));
+  }
+  for (const ResizeDecision& r : d.resizes) {
+    out += fmt::format("resize {} {} {} -> {}\n", r.job, r.group, r.from_replicas, r.to_replicas);
+  }
+  for (const ReserveDecision& r : d.reservations) {
+    out +=
+        fmt::format("reserve {} on {} at {}\n", r.job, fmt::join(r.nodes, ","), r.expected_start);
+  }
+  for (const PendingDecision& p : d.pending) out += PendingText(p) + "\n";
+  const Counters& c = d.counters;
+  out += fmt::format(
+      "counters considered={} started={} candidates={} rolled_back={} equivalence={} "
+      "budget_exhausted={}\n",
+      c.jobs_considered, c.jobs_started, c.candidates_evaluated, c.transactions_rolled_back,
+      c.equivalence_hits, c.budget_exhausted);
+  return out;
+}
+
 namespace {
 
 // SplitMix64: tiny, seeded, identical on every platform (unlike std::*_distribution).
@@ -205,3 +265,15 @@ void ShuffleSnapshot(Snapshot& snapshot, uint64_t seed) {
 }
 
 }  // namespace gpupool::testing
+
+namespace gpupool {
+
+void PrintTo(const ReplicaPlacement& placement, std::ostream* os) {
+  *os << testing::PlacementText(placement);
+}
+
+void PrintTo(const PendingDecision& pending, std::ostream* os) {
+  *os << testing::PendingText(pending);
+}
+
+}  // namespace gpupool

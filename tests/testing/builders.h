@@ -12,6 +12,7 @@
 #define GPUPOOL_TESTS_TESTING_BUILDERS_H_
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,8 +87,13 @@ class SnapshotBuilder {
 const StartDecision* FindStart(const Decisions& decisions, std::string_view job);
 const PendingDecision* FindPending(const Decisions& decisions, std::string_view job);
 
-// Ids of the started jobs, in decision order.
+// Ids of the started jobs, and of the pending jobs, in decision order.
 std::vector<std::string> StartedJobs(const Decisions& decisions);
+std::vector<std::string> PendingJobs(const Decisions& decisions);
+
+// Every field of the decisions as text, one decision a line, so that two results can be compared
+// byte for byte and a difference reads plainly in a test failure.
+std::string DecisionsToText(const Decisions& decisions);
 
 // Shuffles, with a seeded in-tree generator, every list of the snapshot whose order carries no
 // meaning: models (and their speeds), nodes (their GPUs, path, labels, owner queues), queues
@@ -96,5 +102,13 @@ std::vector<std::string> StartedJobs(const Decisions& decisions);
 void ShuffleSnapshot(Snapshot& snapshot, uint64_t seed);
 
 }  // namespace gpupool::testing
+
+namespace gpupool {
+
+// GoogleTest printers (found by argument-dependent lookup), so failures show values.
+void PrintTo(const ReplicaPlacement& placement, std::ostream* os);
+void PrintTo(const PendingDecision& pending, std::ostream* os);
+
+}  // namespace gpupool
 
 #endif  // GPUPOOL_TESTS_TESTING_BUILDERS_H_
