@@ -2,7 +2,10 @@
 # GPUPOOL_WARNINGS_AS_ERRORS is on. Applied to gpupool's own targets only.
 function(gpupool_set_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow
-                         -Wnon-virtual-dtor -Wimplicit-fallthrough)
+                         -Wnon-virtual-dtor -Wimplicit-fallthrough
+                         # Designated initializers that leave fields at their defaults are the
+                         # idiom for our option structs.
+                         -Wno-missing-field-initializers)
   if(GPUPOOL_WARNINGS_AS_ERRORS)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
