@@ -7,7 +7,11 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/gpupool
         FILES_MATCHING PATTERN "*.h")
 install(FILES ${PROJECT_BINARY_DIR}/include/gpupool/version.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gpupool)
-install(TARGETS gpupool_core gpupool_io EXPORT gpupoolTargets
+set(gpupool_libraries gpupool_core gpupool_io)
+if(TARGET gpupool_sim)
+  list(APPEND gpupool_libraries gpupool_sim)
+endif()
+install(TARGETS ${gpupool_libraries} EXPORT gpupoolTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
