@@ -87,8 +87,7 @@ void BM_ValidateSnapshotS2(benchmark::State& state) {
       ->Arg(100)                      \
       ->Unit(benchmark::kMillisecond) \
       ->Repetitions(5)                \
-      ->ReportAggregatesOnly(true)    \
-      ->UseRealTime()
+      ->ReportAggregatesOnly(true)
 
 GPUPOOL_S2_BENCHMARK(BM_ParseSnapshotS2);
 GPUPOOL_S2_BENCHMARK(BM_ValidateSnapshotS2);

@@ -95,11 +95,7 @@ void Register(const char* name, void (*fn)(benchmark::State&, int), int scenario
               const std::vector<int64_t>& scales) {
   benchmark::internal::Benchmark* b = benchmark::RegisterBenchmark(name, fn, scenario);
   for (int64_t scale : scales) b->Arg(scale);
-  b->ArgName("scale%")
-      ->Unit(benchmark::kMillisecond)
-      ->Repetitions(5)
-      ->ReportAggregatesOnly(true)
-      ->UseRealTime();
+  b->ArgName("scale%")->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true);
 }
 
 }  // namespace
