@@ -28,6 +28,7 @@ inline constexpr int kExitUsage = 2;
 void RegisterValidateCommand(CLI::App& app, int* exit_code);
 void RegisterScheduleCommand(CLI::App& app, int* exit_code);
 void RegisterExplainCommand(CLI::App& app, int* exit_code);
+void RegisterSimulateCommand(CLI::App& app, int* exit_code);
 
 // Helpers shared by the commands (common.cc).
 

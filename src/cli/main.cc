@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   gpupool::cli::RegisterValidateCommand(app, &exit_code);
   gpupool::cli::RegisterScheduleCommand(app, &exit_code);
   gpupool::cli::RegisterExplainCommand(app, &exit_code);
+  gpupool::cli::RegisterSimulateCommand(app, &exit_code);
 
   try {
     app.parse(argc, argv);

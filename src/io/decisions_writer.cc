@@ -69,7 +69,7 @@ std::string DecisionsToJson(const Decisions& decisions) {
   w.Key("resizes");
   w.BeginArray();
   for (const ResizeDecision& resize : decisions.resizes) {
-    w.BeginObject();
+    w.BeginOneLineObject();
     w.StringField("job", resize.job);
     w.StringField("group", resize.group);
     w.IntField("from_replicas", resize.from_replicas);
@@ -118,7 +118,7 @@ std::string PolicyToJson(const Policy& policy) {
   w.StringField("placement", PlacementStrategyName(policy.placement));
   w.StringField("job_order", internal::JobOrderName(policy.job_order));
   w.Key("budgets");
-  w.BeginObject();
+  w.BeginOneLineObject();
   w.IntField("max_candidates", policy.budgets.max_candidates);
   w.EndObject();
   w.EndObject();

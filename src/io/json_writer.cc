@@ -90,38 +90,47 @@ void JsonWriter::NewLine() {
   out_.append(2 * stack_.size(), ' ');
 }
 
+void JsonWriter::Separate() {
+  Level& level = stack_.back();
+  if (level.has_members) out_ += ',';
+  if (level.one_line) {
+    if (level.has_members) out_ += ' ';
+  } else {
+    NewLine();
+  }
+  level.has_members = true;
+}
+
 void JsonWriter::BeforeValue() {
   if (stack_.empty() || !stack_.back().is_array) return;  // Top level, or after Key().
-  if (stack_.back().has_members) out_ += ',';
-  stack_.back().has_members = true;
-  NewLine();
+  Separate();
 }
 
 void JsonWriter::Key(std::string_view key) {
-  if (stack_.back().has_members) out_ += ',';
-  stack_.back().has_members = true;
-  NewLine();
+  Separate();
   AppendEscaped(out_, key);
   out_ += ": ";
 }
 
-void JsonWriter::BeginObject() {
+void JsonWriter::BeginObject(bool one_line) {
   BeforeValue();
   out_ += '{';
-  stack_.push_back({false, false});
+  const bool inside_one_line = !stack_.empty() && stack_.back().one_line;
+  stack_.push_back({false, false, one_line || inside_one_line});
 }
 
 void JsonWriter::EndObject() {
-  const bool had_members = stack_.back().has_members;
+  const Level level = stack_.back();
   stack_.pop_back();
-  if (had_members) NewLine();
-  out_ += '}';
+  if (level.has_members && !level.one_line) NewLine();
+  out_ += level.is_array ? ']' : '}';
 }
 
 void JsonWriter::BeginArray() {
   BeforeValue();
   out_ += '[';
-  stack_.push_back({true, false});
+  const bool inside_one_line = !stack_.empty() && stack_.back().one_line;
+  stack_.push_back({true, false, inside_one_line});
 }
 
 void JsonWriter::EndArray() { EndObject(); }
@@ -169,13 +178,13 @@ std::string JsonWriter::Finish() {
 }
 
 void WriteLabels(JsonWriter& w, const std::vector<TopologyLabel>& labels) {
-  w.BeginObject();
+  w.BeginOneLineObject();
   for (const TopologyLabel& label : labels) w.StringField(label.level, label.value);
   w.EndObject();
 }
 
 void WriteReplicaPlacement(JsonWriter& w, const ReplicaPlacement& placement) {
-  w.BeginObject();
+  w.BeginOneLineObject();
   w.StringField("group", placement.group);
   w.IntField("replica", placement.replica);
   w.StringField("node", placement.node);

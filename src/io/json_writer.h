@@ -2,6 +2,8 @@
 //
 // Layout rules, applied the same way to every document so that output is byte-for-byte stable:
 //   - objects and arrays of objects: one member or element per line, indented by 2 spaces;
+//   - except small records, chosen per type by the caller and never by the data (a GPU, a
+//     placement, a quota, a request...): on one line, {"index": 0, "island": 0, "healthy": true};
 //   - arrays of numbers or strings: on one line, "[0, 1, 2]";
 //   - empty objects and arrays: "{}" and "[]";
 //   - integers in decimal, no floating point anywhere;
@@ -26,7 +28,9 @@ class JsonWriter {
   JsonWriter() = default;
 
   // Containers. A value inside an object follows Key(); inside an array it is an element.
-  void BeginObject();
+  // Multi-line, or on one line (then everything inside it is on that line too).
+  void BeginObject(bool one_line = false);
+  void BeginOneLineObject() { BeginObject(true); }
   void EndObject();
   void BeginArray();
   void EndArray();
@@ -61,6 +65,8 @@ class JsonWriter {
  private:
   // Called before every value: separates array elements, one per line.
   void BeforeValue();
+  // Ends the previous member of the open container, if any, and starts the next.
+  void Separate();
   void NewLine();
 
   std::string out_;
@@ -68,6 +74,7 @@ class JsonWriter {
   struct Level {
     bool is_array = false;
     bool has_members = false;
+    bool one_line = false;
   };
   std::vector<Level> stack_;
 };

@@ -16,7 +16,7 @@ void WriteGpuModel(JsonWriter& w, const GpuModel& model) {
   w.Key("speeds");
   w.BeginArray();
   for (const WorkloadSpeed& speed : model.speeds) {
-    w.BeginObject();
+    w.BeginOneLineObject();
     w.StringField("workload_class", speed.workload_class);
     w.IntField("speed_milli", speed.speed_milli);
     w.EndObject();
@@ -32,7 +32,7 @@ void WriteNode(JsonWriter& w, const Node& node) {
   w.Key("gpus");
   w.BeginArray();
   for (const Gpu& gpu : node.gpus) {
-    w.BeginObject();
+    w.BeginOneLineObject();
     w.IntField("index", gpu.index);
     w.IntField("island", gpu.island);
     w.BoolField("healthy", gpu.healthy);
@@ -59,7 +59,7 @@ void WriteQueue(JsonWriter& w, const Queue& queue) {
   w.Key("quotas");
   w.BeginArray();
   for (const Quota& quota : queue.quotas) {
-    w.BeginObject();
+    w.BeginOneLineObject();
     w.StringField("gpu_model", quota.gpu_model);
     w.IntField("guaranteed_milli", quota.guaranteed_milli);
     if (quota.limit_milli.has_value()) w.IntField("limit_milli", *quota.limit_milli);
@@ -83,7 +83,7 @@ void WriteTaskGroup(JsonWriter& w, const TaskGroup& group) {
   w.IntField("replicas", group.replicas);
   if (group.min_replicas.has_value()) w.IntField("min_replicas", *group.min_replicas);
   w.Key("request");
-  w.BeginObject();
+  w.BeginOneLineObject();
   w.IntField("gpu_milli", group.request.gpu_milli);
   w.IntField("gpu_memory_mib", group.request.gpu_memory_mib);
   w.IntField("cpu_milli", group.request.cpu_milli);
@@ -92,7 +92,7 @@ void WriteTaskGroup(JsonWriter& w, const TaskGroup& group) {
   w.Key("gpu_models");
   w.StringArray(group.gpu_models);
   w.Key("topology");
-  w.BeginObject();
+  w.BeginOneLineObject();
   const TopologyConstraint& topology = group.topology;
   w.StringField("replica_scope", internal::ReplicaScopeName(topology.replica_scope));
   w.StringField("replica_strictness", internal::StrictnessName(topology.replica_strictness));
@@ -114,7 +114,7 @@ void WriteJob(JsonWriter& w, const Job& job) {
   w.EndArray();
   w.BoolField("preemptible", job.preemptible);
   w.Key("checkpointing");
-  w.BeginObject();
+  w.BeginOneLineObject();
   const Checkpointing& checkpointing = job.checkpointing;
   w.IntField("interval_s", checkpointing.interval_s);
   if (checkpointing.last_checkpoint_time.has_value()) {
@@ -142,7 +142,7 @@ std::string SnapshotToJson(const Snapshot& snapshot) {
   w.BeginObject();
   w.IntField("now", snapshot.now);
   w.Key("topology");
-  w.BeginObject();
+  w.BeginOneLineObject();
   w.Key("levels");
   w.StringArray(snapshot.topology.levels);
   w.EndObject();

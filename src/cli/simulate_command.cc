@@ -1,0 +1,278 @@
+// `gpupool simulate`: trace replay with the inflation protocol of EVALUATION.md E1.
+//
+//   gpupool simulate                      built-in openb-like cluster and synthetic workload,
+//                                         every policy, seeds 42-51, summary table on stdout
+//   gpupool simulate --protocol inflation --nodes NODES.csv --pods PODS.csv --inflation 1.3
+//       --seeds 42-51 --policy NAME[,NAME...|all] [--json OUT.json] [--csv OUT.csv]
+//       [--html OUT.html]
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "fmt/format.h"
+#include "gpupool/scorers/scorers.h"
+#include "gpupool/sim/report.h"
+#include "gpupool/sim/simulator.h"
+#include "gpupool/sim/workload.h"
+
+namespace gpupool::cli {
+
+namespace {
+
+struct SimulateFlags {
+  std::string protocol = "inflation";
+  std::string nodes;
+  std::string pods;
+  std::string trace;
+  std::string arrivals;
+  double inflation = 1.3;
+  std::string seeds = "42-51";
+  std::string policy = "all";
+  std::string json;
+  std::string csv;
+  std::string html;
+  std::string engine = "incremental";
+  int synthetic_pods = 8152;
+  bool quiet = false;
+};
+
+// "42-51", "42,43,50" or "7".
+absl::StatusOr<std::vector<uint64_t>> ParseSeeds(const std::string& text) {
+  std::vector<uint64_t> seeds;
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    const size_t dash = part.find('-');
+    try {
+      if (dash == std::string::npos) {
+        seeds.push_back(std::stoull(part));
+      } else {
+        const uint64_t a = std::stoull(part.substr(0, dash));
+        const uint64_t b = std::stoull(part.substr(dash + 1));
+        if (b < a || b - a > 100000) {
+          return absl::InvalidArgumentError(fmt::format("--seeds: bad range \"{}\"", part));
+        }
+        for (uint64_t s = a; s <= b; ++s) seeds.push_back(s);
+      }
+    } catch (const std::exception&) {
+      return absl::InvalidArgumentError(
+          fmt::format("--seeds: expected N, N-M or a comma list, got \"{}\"", text));
+    }
+  }
+  if (seeds.empty()) return absl::InvalidArgumentError("--seeds: no seed given");
+  return seeds;
+}
+
+absl::StatusOr<std::vector<std::string>> ParsePolicies(const std::string& text) {
+  std::vector<std::string> names;
+  if (text == "all") {
+    for (std::string_view n : BuiltinScorerNames()) names.emplace_back(n);
+    return names;
+  }
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    bool known = false;
+    for (std::string_view n : BuiltinScorerNames()) known |= (n == part);
+    if (!known) {
+      std::string list;
+      for (std::string_view n : BuiltinScorerNames()) list += fmt::format(" {}", n);
+      return absl::InvalidArgumentError(
+          fmt::format("--policy: unknown policy \"{}\" (known:{}, all)", part, list));
+    }
+    names.push_back(part);
+  }
+  if (names.empty()) return absl::InvalidArgumentError("--policy: no policy given");
+  return names;
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return absl::InvalidArgumentError(fmt::format("cannot write {}", path));
+  out << content;
+  if (!out) return absl::InvalidArgumentError(fmt::format("cannot write {}", path));
+  return absl::OkStatus();
+}
+
+// The arrival order of an FGD replay fixture (its base_pod column), as workload indices.
+absl::StatusOr<std::vector<int32_t>> ReadArrivals(const std::string& path,
+                                                  const sim::Workload& workload) {
+  std::ifstream in(path);
+  if (!in) return absl::InvalidArgumentError(fmt::format("cannot read {}", path));
+  std::map<std::string, int32_t> index;
+  for (size_t i = 0; i < workload.pods.size(); ++i) {
+    index.emplace(workload.pods[i].id, static_cast<int32_t>(i));
+  }
+  std::string line;
+  std::getline(in, line);
+  if (line.rfind("seq,pod,base_pod", 0) != 0) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}:1: header: expected \"seq,pod,base_pod,...\"", path));
+  }
+  std::vector<int32_t> arrivals;
+  int number = 1;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) continue;
+    std::stringstream ss(line);
+    std::string seq, pod, base;
+    std::getline(ss, seq, ',');
+    std::getline(ss, pod, ',');
+    std::getline(ss, base, ',');
+    auto it = index.find(base);
+    if (it == index.end()) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}:{}: base_pod: no pod \"{}\" in the pod list", path, number, base));
+    }
+    arrivals.push_back(it->second);
+  }
+  return arrivals;
+}
+
+int RunSimulate(const SimulateFlags& f) {
+  if (f.protocol != "inflation") {
+    PrintError(fmt::format("--protocol: only \"inflation\" is supported, got \"{}\"", f.protocol));
+    return kExitUsage;
+  }
+  sim::Cluster cluster;
+  sim::Workload workload;
+  sim::RunInfo info;
+  info.ratio = f.inflation;
+  if (!f.trace.empty()) {
+    absl::StatusOr<sim::Trace> trace = sim::ReadTrace(f.trace);
+    if (!trace.ok()) {
+      PrintError(trace.status());
+      return kExitInvalidInput;
+    }
+    cluster = std::move(trace->cluster);
+    workload = std::move(trace->workload);
+    info.nodes = f.trace;
+    info.pods = f.trace;
+  } else {
+    if (f.nodes.empty()) {
+      cluster = sim::BuiltinCluster();
+      info.nodes = "builtin openb cluster";
+    } else {
+      absl::StatusOr<sim::Cluster> c = sim::ReadOpenbNodes(f.nodes);
+      if (!c.ok()) {
+        PrintError(c.status());
+        return kExitInvalidInput;
+      }
+      cluster = *std::move(c);
+      info.nodes = f.nodes;
+    }
+    if (f.pods.empty()) {
+      workload = sim::SyntheticWorkload(f.synthetic_pods, 2023);
+      info.pods = fmt::format("synthetic openb-like workload ({} pods)", f.synthetic_pods);
+    } else {
+      absl::StatusOr<sim::Workload> w = sim::ReadOpenbPods(f.pods);
+      if (!w.ok()) {
+        PrintError(w.status());
+        return kExitInvalidInput;
+      }
+      workload = *std::move(w);
+      info.pods = f.pods;
+    }
+  }
+  info.node_count = static_cast<int64_t>(cluster.nodes.size());
+  info.gpu_count = cluster.TotalGpuMilli() / kMilliPerGpu;
+  absl::StatusOr<std::vector<uint64_t>> seeds = ParseSeeds(f.seeds);
+  if (!seeds.ok()) {
+    PrintError(seeds.status());
+    return kExitUsage;
+  }
+  absl::StatusOr<std::vector<std::string>> policies = ParsePolicies(f.policy);
+  if (!policies.ok()) {
+    PrintError(policies.status());
+    return kExitUsage;
+  }
+  sim::InflationOptions options;
+  options.ratio = f.inflation;
+  options.seeds = *seeds;
+  options.use_schedule = f.engine == "schedule";
+  if (!f.arrivals.empty()) {
+    absl::StatusOr<std::vector<int32_t>> arrivals = ReadArrivals(f.arrivals, workload);
+    if (!arrivals.ok()) {
+      PrintError(arrivals.status());
+      return kExitInvalidInput;
+    }
+    options.arrivals = *std::move(arrivals);
+  }
+  // Progress only for a person watching: stderr must be a terminal.
+  const bool progress = isatty(STDERR_FILENO) != 0 && !f.quiet;
+  std::vector<sim::PolicyResult> results;
+  for (size_t i = 0; i < policies->size(); ++i) {
+    const std::string& name = (*policies)[i];
+    if (progress) {
+      options.progress = [&, i](int done, int total) {
+        std::fprintf(stderr, "\rsimulate: policy %zu/%zu %-15s seed %d/%d ", i + 1,
+                     policies->size(), name.c_str(), done, total);
+        std::fflush(stderr);
+      };
+    }
+    absl::StatusOr<sim::PolicyResult> r = sim::RunInflation(cluster, workload, name, options);
+    if (!r.ok()) {
+      if (progress) std::fprintf(stderr, "\n");
+      PrintError(r.status());
+      return kExitInvalidInput;
+    }
+    results.push_back(*std::move(r));
+  }
+  if (progress) std::fprintf(stderr, "\r%-70s\r", "");
+  if (!f.json.empty()) {
+    if (absl::Status s = WriteFile(f.json, sim::ResultsJson(info, results)); !s.ok()) {
+      PrintError(s);
+      return kExitInvalidInput;
+    }
+  }
+  if (!f.csv.empty()) {
+    if (absl::Status s = WriteFile(f.csv, sim::CurvesCsv(results)); !s.ok()) {
+      PrintError(s);
+      return kExitInvalidInput;
+    }
+  }
+  if (!f.html.empty()) {
+    if (absl::Status s = WriteFile(f.html, sim::HtmlReport(info, results)); !s.ok()) {
+      PrintError(s);
+      return kExitInvalidInput;
+    }
+  }
+  if (!f.quiet) std::fputs(sim::SummaryTable(info, results).c_str(), stdout);
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<SimulateFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "simulate",
+      "Replay a workload through the placement policies (EVALUATION.md E1's inflation "
+      "protocol). With no arguments: the built-in openb-like cluster and workload, every policy.");
+  cmd->add_option("--protocol", flags->protocol, "Protocol: inflation (default)");
+  cmd->add_option("--nodes", flags->nodes, "openb node list CSV (default: built-in cluster)");
+  cmd->add_option("--pods", flags->pods, "openb pod list CSV (default: synthetic workload)");
+  cmd->add_option("--trace", flags->trace, "A gpupool trace file (nodes and pods)");
+  cmd->add_option("--arrivals", flags->arrivals,
+                  "Take the arrival order from an FGD replay file (base_pod column)");
+  cmd->add_option("--inflation", flags->inflation, "Target GPU request / cluster GPUs (1.3)");
+  cmd->add_option("--seeds", flags->seeds, "Seeds: N, N-M or a comma list (42-51)");
+  cmd->add_option("--policy", flags->policy, "Policy names, comma-separated, or all (all)");
+  cmd->add_option("--json", flags->json, "Write the results as JSON");
+  cmd->add_option("--csv", flags->csv, "Write the curves as CSV");
+  cmd->add_option("--html", flags->html, "Write a self-contained HTML report");
+  cmd->add_option("--engine", flags->engine,
+                  "incremental (default) or schedule (gpupool::Schedule() per pod; slow)");
+  cmd->add_option("--synthetic-pods", flags->synthetic_pods,
+                  "Pods in the synthetic workload (8152)");
+  cmd->add_flag("--quiet", flags->quiet, "No summary table, no progress");
+  cmd->callback([flags, exit_code]() { *exit_code = RunSimulate(*flags); });
+}
+
+}  // namespace gpupool::cli

@@ -1,0 +1,250 @@
+// The decisions and policy formats: canonical bytes, round trips and errors.
+#include <string>
+
+#include "gpupool/io/json.h"
+#include "gtest/gtest.h"
+
+namespace gpupool::io {
+namespace {
+
+// One decision of every kind, every field set.
+Decisions EveryKindOfDecision() {
+  Decisions d;
+  d.policy_name = "default";
+  d.policy_version = 3;
+  d.scorer = "best-fit";
+  d.input_fingerprint = "00ff00ff00ff00ff";
+  d.starts.push_back(StartDecision{"a",
+                                   {ReplicaPlacement{"main", 0, "n1", {0, 1}, 1000},
+                                    ReplicaPlacement{"main", 1, "n2", {3}, 250}}});
+  d.preemptions.push_back(PreemptDecision{"b", "a", "priority", 5400000});
+  d.migrations.push_back(MigrateDecision{"c",
+                                         {ReplicaPlacement{"main", 0, "n1", {2}, 1000}},
+                                         {ReplicaPlacement{"main", 0, "n3", {0}, 1000}}});
+  d.resizes.push_back(ResizeDecision{"d", "workers", 4, 2});
+  d.reservations.push_back(ReserveDecision{"e", {"n1", "n2"}, 1700003600});
+  d.pending.push_back(PendingDecision{"f", PendingReason::kQueueLimit,
+                                      "queue team is limited to 4000 milli-GPUs", "team", "*",
+                                      2000});
+  d.counters = Counters{6, 1, 42, 2, 1, true};
+  return d;
+}
+
+TEST(DecisionsJsonTest, CanonicalBytes) {
+  EXPECT_EQ(DecisionsToJson(EveryKindOfDecision()), R"({
+  "policy_name": "default",
+  "policy_version": 3,
+  "scorer": "best-fit",
+  "input_fingerprint": "00ff00ff00ff00ff",
+  "starts": [
+    {
+      "job": "a",
+      "placements": [
+        {"group": "main", "replica": 0, "node": "n1", "gpus": [0, 1], "gpu_milli": 1000},
+        {"group": "main", "replica": 1, "node": "n2", "gpus": [3], "gpu_milli": 250}
+      ]
+    }
+  ],
+  "preemptions": [
+    {
+      "job": "b",
+      "for_job": "a",
+      "reason": "priority",
+      "lost_milli_gpu_seconds": 5400000
+    }
+  ],
+  "migrations": [
+    {
+      "job": "c",
+      "from": [
+        {"group": "main", "replica": 0, "node": "n1", "gpus": [2], "gpu_milli": 1000}
+      ],
+      "to": [
+        {"group": "main", "replica": 0, "node": "n3", "gpus": [0], "gpu_milli": 1000}
+      ]
+    }
+  ],
+  "resizes": [
+    {"job": "d", "group": "workers", "from_replicas": 4, "to_replicas": 2}
+  ],
+  "reservations": [
+    {
+      "job": "e",
+      "nodes": ["n1", "n2"],
+      "expected_start": 1700003600
+    }
+  ],
+  "pending": [
+    {
+      "job": "f",
+      "reason": "queue-limit",
+      "detail": "queue team is limited to 4000 milli-GPUs",
+      "queue": "team",
+      "gpu_model": "*",
+      "shortfall_milli": 2000
+    }
+  ],
+  "counters": {
+    "jobs_considered": 6,
+    "jobs_started": 1,
+    "candidates_evaluated": 42,
+    "transactions_rolled_back": 2,
+    "equivalence_hits": 1,
+    "budget_exhausted": true
+  }
+}
+)");
+}
+
+TEST(DecisionsJsonTest, EmptyDecisions) {
+  EXPECT_EQ(DecisionsToJson(Decisions{}), R"({
+  "policy_name": "",
+  "policy_version": 0,
+  "scorer": "",
+  "input_fingerprint": "",
+  "starts": [],
+  "preemptions": [],
+  "migrations": [],
+  "resizes": [],
+  "reservations": [],
+  "pending": [],
+  "counters": {
+    "jobs_considered": 0,
+    "jobs_started": 0,
+    "candidates_evaluated": 0,
+    "transactions_rolled_back": 0,
+    "equivalence_hits": 0,
+    "budget_exhausted": false
+  }
+}
+)");
+}
+
+TEST(DecisionsJsonTest, RoundTrip) {
+  const std::string text = DecisionsToJson(EveryKindOfDecision());
+  absl::StatusOr<Decisions> parsed = ParseDecisions(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->starts[0].placements[1].gpu_milli, 250);
+  EXPECT_EQ(parsed->pending[0].reason, PendingReason::kQueueLimit);
+  EXPECT_EQ(parsed->resizes[0].to_replicas, 2);
+  EXPECT_TRUE(parsed->counters.budget_exhausted);
+  EXPECT_EQ(DecisionsToJson(*parsed), text);
+}
+
+TEST(DecisionsJsonTest, EveryPendingReasonRoundTrips) {
+  for (PendingReason reason : {PendingReason::kNoAllowedGpuModel, PendingReason::kNodeRestrictions,
+                               PendingReason::kNeverFits, PendingReason::kInsufficientCapacity,
+                               PendingReason::kFragmentation, PendingReason::kTopology,
+                               PendingReason::kQueueLimit, PendingReason::kBudgetExhausted}) {
+    Decisions d;
+    d.pending.push_back(PendingDecision{"j", reason, "", "", "", 0});
+    absl::StatusOr<Decisions> parsed = ParseDecisions(DecisionsToJson(d));
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_EQ(parsed->pending[0].reason, reason) << PendingReasonName(reason);
+  }
+}
+
+TEST(DecisionsJsonTest, Errors) {
+  struct Case {
+    const char* json;
+    const char* message;
+  };
+  const Case kCases[] = {
+      {R"({"pending": [{"job": "j", "reason": "capacity"}]})",
+       "pending[0].reason: unknown value \"capacity\" (expected no-allowed-gpu-model, "
+       "node-restrictions, never-fits, insufficient-capacity, fragmentation, topology, "
+       "queue-limit, budget-exhausted)"},
+      {R"({"pending": [{"job": "j"}]})", "pending[0]: missing required field \"reason\""},
+      {R"({"starts": [{"placements": []}]})", "starts[0]: missing required field \"job\""},
+      {R"({"starts": [{"job": "j", "placements": [{"group": "g", "node": "n", "gpus": 0}]}]})",
+       "starts[0].placements[0].gpus: expected an array"},
+      {R"({"counters": {"budget_exhausted": 0}})",
+       "counters.budget_exhausted: expected true or false"},
+      {R"({"counters": {"wall_time_ms": 3}})", "counters.wall_time_ms: unknown field"},
+      {R"({"resizes": [{"job": "j", "to_replicas": 1.0}]})",
+       "resizes[0].to_replicas: expected an integer"},
+  };
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.json);
+    absl::StatusOr<Decisions> parsed = ParseDecisions(c.json);
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(parsed.status().message(), c.message);
+  }
+}
+
+TEST(PolicyJsonTest, CanonicalBytesOfTheDefaultPolicy) {
+  EXPECT_EQ(PolicyToJson(Policy{}), R"({
+  "name": "default",
+  "version": 1,
+  "placement": "best-fit",
+  "job_order": "priority-fifo",
+  "budgets": {"max_candidates": 0}
+}
+)");
+}
+
+TEST(PolicyJsonTest, OmittedKeysKeepTheDefaults) {
+  absl::StatusOr<Policy> policy = ParsePolicy(R"({"placement": "spread"})");
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  EXPECT_EQ(policy->name, "default");
+  EXPECT_EQ(policy->version, 1);
+  EXPECT_EQ(policy->placement, PlacementStrategy::kSpread);
+  EXPECT_EQ(policy->job_order, JobOrder::kPriorityFifo);
+  EXPECT_EQ(policy->budgets.max_candidates, 0);
+  EXPECT_EQ(policy->scorer, nullptr);
+}
+
+TEST(PolicyJsonTest, RoundTrip) {
+  Policy p;
+  p.name = "experiment";
+  p.version = 12;
+  p.placement = PlacementStrategy::kFirstFit;
+  p.budgets.max_candidates = 100000;
+  absl::StatusOr<Policy> parsed = ParsePolicy(PolicyToJson(p));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->name, "experiment");
+  EXPECT_EQ(parsed->version, 12);
+  EXPECT_EQ(parsed->placement, PlacementStrategy::kFirstFit);
+  EXPECT_EQ(parsed->budgets.max_candidates, 100000);
+}
+
+TEST(PolicyJsonTest, Errors) {
+  struct Case {
+    const char* json;
+    const char* message;
+  };
+  const Case kCases[] = {
+      {R"({"scorer": "fgd"})",
+       "scorer: a placement scorer is host code and cannot be set in a policy file (use "
+       "\"placement\")"},
+      {R"({"placement": "worst-fit"})",
+       "placement: unknown value \"worst-fit\" (expected best-fit, first-fit, spread)"},
+      {R"({"job_order": "fifo"})", "job_order: unknown value \"fifo\" (expected priority-fifo)"},
+      {R"({"budgets": {"max_candidates": "10"}})", "budgets.max_candidates: expected an integer"},
+      {R"({"budgets": {"max_plans": 10}})", "budgets.max_plans: unknown field"},
+      {R"({"version": 4294967296})", "version: integer out of range (must fit in 32 bits)"},
+      {R"({"name": "a", "name": "b"})", "name: duplicate field"},
+      {R"("default")", "(root): expected an object"},
+  };
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.json);
+    absl::StatusOr<Policy> parsed = ParsePolicy(c.json);
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(parsed.status().message(), c.message);
+  }
+}
+
+TEST(PolicyJsonTest, ExamplePoliciesParse) {
+  for (const char* name : {"best-fit", "first-fit", "spread"}) {
+    const std::string path =
+        std::string(GPUPOOL_SOURCE_DIR) + "/examples/policies/" + name + ".json";
+    absl::StatusOr<Policy> policy = ReadPolicyFile(path);
+    ASSERT_TRUE(policy.ok()) << policy.status();
+    EXPECT_STREQ(PlacementStrategyName(policy->placement), name);
+  }
+}
+
+}  // namespace
+}  // namespace gpupool::io
