@@ -1,9 +1,11 @@
 // EVALUATION.md E3: the time of one full Schedule() call on the generated scenarios.
 //
-//   build/bench/bench/schedule_bench                       # S1 at 0.1/0.25/0.5/1.0, S2 at 0.1/1.0
-//   build/bench/bench/schedule_bench --no_s2               # S1 only
-//   build/bench/bench/schedule_bench --benchmark_filter=S1/100
+//   build/bench/bench/schedule_bench            # everything below
+//   build/bench/bench/schedule_bench --no_s2    # without S2 (2.5 s per call at full size)
+//   build/bench/bench/schedule_bench --benchmark_filter='S1/scale%:100/'
 //
+// S1 at scale 0.1/0.25/0.5/1.0; S1 with only its jobs scaled (5,000 nodes, 5,000 to 25,000
+// jobs) and with only its nodes scaled (5,000 jobs, 1,250 to 5,000 nodes); S2 at 0.1 and 1.0.
 // Each snapshot is generated once, outside the timed loop; only Schedule() is timed (including
 // the destruction of its result, which a host pays too). Each benchmark runs 5 repetitions and
 // reports their median (and mean and spread). items_per_second is pending jobs per second.
@@ -28,14 +30,39 @@ namespace {
 
 constexpr uint64_t kSeed = 42;
 
+// The scenarios measured. kS1Jobs and kS1Nodes vary one dimension of S1 at a time, to check the
+// E3 goal "about linear in pending jobs, at most logarithmic in nodes".
+enum Scenario : int {
+  kS1 = 1,       // S1 at the given scale (nodes and jobs together)
+  kS2 = 2,       // S2 at the given scale
+  kS1Jobs = 3,   // S1's 5,000 nodes, the given share of its 50,000 jobs
+  kS1Nodes = 4,  // S1's 5,000 jobs (scale 0.1), the given share of its 5,000 nodes
+};
+
 // Snapshots by (scenario, scale in percent), generated on first use and kept for the process.
 const Snapshot& CachedScenario(int scenario, int64_t scale_percent) {
   static auto* cache = new std::map<std::pair<int, int64_t>, Snapshot>();
   auto [it, inserted] = cache->try_emplace({scenario, scale_percent});
   if (inserted) {
     const double scale = static_cast<double>(scale_percent) / 100.0;
-    it->second = scenario == 1 ? testing::GenerateScenarioS1(kSeed, scale)
-                               : testing::GenerateScenarioS2(kSeed, scale);
+    testing::ScenarioOptions options;
+    switch (scenario) {
+      case kS1:
+        options = testing::ScenarioS1Options(kSeed, scale);
+        break;
+      case kS2:
+        options = testing::ScenarioS2Options(kSeed, scale);
+        break;
+      case kS1Jobs:
+        options = testing::ScenarioS1Options(kSeed, 1.0);
+        options.pending_jobs = testing::ScenarioS1Options(kSeed, scale).pending_jobs;
+        break;
+      default:
+        options = testing::ScenarioS1Options(kSeed, 0.1);
+        options.nodes = testing::ScenarioS1Options(kSeed, scale).nodes;
+        break;
+    }
+    it->second = testing::GenerateScenario(options);
   }
   return it->second;
 }
@@ -115,11 +142,13 @@ int main(int argc, char** argv) {
   argc = kept;
   using gpupool::BM_Schedule;
   using gpupool::BM_Validate;
-  gpupool::Register("Schedule/S1", BM_Schedule, 1, {10, 25, 50, 100});
-  gpupool::Register("Validate/S1", BM_Validate, 1, {10, 100});
+  gpupool::Register("Schedule/S1", BM_Schedule, gpupool::kS1, {10, 25, 50, 100});
+  gpupool::Register("Validate/S1", BM_Validate, gpupool::kS1, {10, 100});
+  gpupool::Register("Schedule/S1_jobs_only", BM_Schedule, gpupool::kS1Jobs, {10, 25, 50});
+  gpupool::Register("Schedule/S1_nodes_only", BM_Schedule, gpupool::kS1Nodes, {25, 50, 100});
   if (with_s2) {
-    gpupool::Register("Schedule/S2", BM_Schedule, 2, {10, 100});
-    gpupool::Register("Validate/S2", BM_Validate, 2, {10, 100});
+    gpupool::Register("Schedule/S2", BM_Schedule, gpupool::kS2, {10, 100});
+    gpupool::Register("Validate/S2", BM_Validate, gpupool::kS2, {10, 100});
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -91,15 +91,17 @@ struct ScenarioOptions {
   int32_t nvlink_rack_percent = 0;
   // false: every GPU is an H100-80GB. true: racks that are not NVL72 are H100-80GB or A100-80GB.
   bool mixed_models = false;
-  // Queues: 2 levels (one root, the rest leaves) or 3 (orgs > teams > projects). Leaves get
-  // guarantees per GPU model that sum to at most the pool; some have limits.
+  // Queues: 2 levels (one root, the rest leaves) or 3 (orgs > teams > projects). Guarantees per
+  // GPU model: 80% of the pool's healthy capacity is split among the roots by weight, each parent
+  // passes 90% of its own down to its children (to half of them at the third level); 40% of the
+  // queues have a "*" limit above their guarantees.
   int64_t queues = 5;
   int32_t queue_levels = 2;
   // Percentage of healthy GPUs busy with running jobs (0: an empty pool).
   int32_t busy_percent = 0;
   // Pending jobs, and the percentage of them that are multi-node gangs (2-16 nodes of 8 GPUs,
-  // gang_level rack or nvlink_domain). The rest are single replicas of 1/2/4/8 GPUs or 250/500
-  // milli.
+  // gang_level rack or nvlink_domain required, or block preferred; some elastic, some with a
+  // CPU-only launcher group). The rest are single replicas of 1/2/4/8 GPUs or 250/500 milli.
   int64_t pending_jobs = 50000;
   int32_t gang_percent = 0;
   // Faults and restrictions: some unhealthy GPUs; cordoned, draining and down nodes; nodes
