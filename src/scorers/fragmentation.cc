@@ -9,24 +9,26 @@ namespace gpupool {
 namespace {
 
 // The identity of a class. An ordered map keeps the table independent of input order.
-using ClassKey = std::tuple<int64_t, int64_t, std::vector<std::string>>;
+using ClassKey = std::tuple<int64_t, int64_t, int64_t, std::vector<std::string>>;
 
 }  // namespace
 
 TaskClassTable TaskClassTable::FromPods(std::span<const ResourceRequest> requests,
                                         std::span<const std::vector<std::string>> models,
-                                        int coverage_percent) {
+                                        int coverage_percent, bool with_memory) {
   std::map<ClassKey, int64_t> counts;
   for (size_t i = 0; i < requests.size(); ++i) {
     std::vector<std::string> m = i < models.size() ? models[i] : std::vector<std::string>{};
-    counts[{requests[i].cpu_milli, requests[i].gpu_milli, std::move(m)}] += 1;
+    const int64_t memory = with_memory ? requests[i].memory_mib : 0;
+    counts[{requests[i].cpu_milli, requests[i].gpu_milli, memory, std::move(m)}] += 1;
   }
   TaskClassTable table;
   for (const auto& [key, count] : counts) {
     TaskClass c;
     c.request.cpu_milli = std::get<0>(key);
     c.request.gpu_milli = std::get<1>(key);
-    c.gpu_models = std::get<2>(key);
+    c.request.memory_mib = std::get<2>(key);
+    c.gpu_models = std::get<3>(key);
     c.count = count;
     table.classes_.push_back(std::move(c));
   }

@@ -31,7 +31,8 @@ absl::StatusOr<std::shared_ptr<const PlacementScorer>> MakeScorerByName(
     return MakeFgdScorer(TaskClassTable::FromPods(context.requests, context.models, 95));
   }
   if (name == "default") {
-    return MakeDefaultScorer(TaskClassTable::FromPods(context.requests, context.models, 100));
+    return MakeDefaultScorer(
+        TaskClassTable::FromPods(context.requests, context.models, 100, /*with_memory=*/true));
   }
   std::string known;
   for (std::string_view n : kNames) {

@@ -182,36 +182,54 @@ absl::StatusOr<Workload> ParseOpenbPods(std::string_view text, std::string_view 
   if (!lines.Next(&line)) {
     return absl::InvalidArgumentError(fmt::format("{}:1: empty file", file));
   }
-  if (absl::Status s = CheckHeader(line,
-                                   "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,"
-                                   "pod_phase,creation_time,deletion_time,scheduled_time",
-                                   file);
-      !s.ok()) {
-    return s;
+  // Columns by name: some published lists (multigpu*) carry only the first five.
+  std::vector<std::string_view> header = Split(line, ',');
+  auto column = [&](std::string_view name) -> int {
+    for (size_t i = 0; i < header.size(); ++i) {
+      if (header[i] == name) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  const int c_name = column("name"), c_cpu = column("cpu_milli"), c_mem = column("memory_mib"),
+            c_num = column("num_gpu"), c_milli = column("gpu_milli"), c_spec = column("gpu_spec"),
+            c_created = column("creation_time");
+  for (auto [c, name] : {std::pair{c_name, "name"},
+                         {c_cpu, "cpu_milli"},
+                         {c_mem, "memory_mib"},
+                         {c_num, "num_gpu"},
+                         {c_milli, "gpu_milli"}}) {
+    if (c < 0) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}:1: header: missing column \"{}\"", file, name));
+    }
   }
   Workload workload;
   while (lines.Next(&line)) {
     if (line.empty()) continue;
     const RowError err(file, lines.number());
     std::vector<std::string_view> f = Split(line, ',');
-    if (f.size() != 11) {
-      return err.Message(fmt::format("expected 11 columns, got {}", f.size()));
+    if (f.size() != header.size()) {
+      return err.Message(fmt::format("expected {} columns, got {}", header.size(), f.size()));
     }
     SimPod p;
-    if (f[0].empty()) return err.Bad("name", "a pod name", f[0]);
-    p.id = std::string(f[0]);
+    if (f[c_name].empty()) return err.Bad("name", "a pod name", f[c_name]);
+    p.id = std::string(f[c_name]);
     int64_t num_gpu = 0;
     int64_t gpu_milli = 0;
-    absl::Status s = ParseCount(f[1], "cpu_milli", err, &p.request.cpu_milli);
-    if (s.ok()) s = ParseCount(f[2], "memory_mib", err, &p.request.memory_mib);
-    if (s.ok()) s = ParseCount(f[3], "num_gpu", err, &num_gpu);
-    if (s.ok()) s = ParseCount(f[4], "gpu_milli", err, &gpu_milli);
+    absl::Status s = ParseCount(f[c_cpu], "cpu_milli", err, &p.request.cpu_milli);
+    if (s.ok()) s = ParseCount(f[c_mem], "memory_mib", err, &p.request.memory_mib);
+    if (s.ok()) s = ParseCount(f[c_num], "num_gpu", err, &num_gpu);
+    if (s.ok()) s = ParseCount(f[c_milli], "gpu_milli", err, &gpu_milli);
     if (s.ok()) s = GpuRequest(num_gpu, gpu_milli, err, &p.request.gpu_milli);
     if (!s.ok()) return s;
-    p.gpu_models = SplitModels(f[5]);
-    std::optional<int64_t> creation;
-    if (absl::Status t = ParseOptional(f[8], "creation_time", err, &creation); !t.ok()) return t;
-    p.arrival_s = creation.value_or(0);
+    if (c_spec >= 0) p.gpu_models = SplitModels(f[c_spec]);
+    if (c_created >= 0) {
+      std::optional<int64_t> creation;
+      if (absl::Status t = ParseOptional(f[c_created], "creation_time", err, &creation); !t.ok()) {
+        return t;
+      }
+      p.arrival_s = creation.value_or(0);
+    }
     workload.pods.push_back(std::move(p));
   }
   return workload;

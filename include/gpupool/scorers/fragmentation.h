@@ -25,7 +25,7 @@ namespace gpupool {
 // the workload have it.
 struct TaskClass {
   // Only cpu_milli, gpu_milli (the whole GPU request, as in ResourceRequest) matter for the
-  // measure; memory is ignored, as in FGD.
+  // measure; memory is ignored, as in FGD (memory_mib is set only in tables built with memory).
   ResourceRequest request;
   std::vector<std::string> gpu_models;
   int64_t count = 0;
@@ -41,10 +41,11 @@ class TaskClassTable {
   // models); memory is not part of a class. `requests` and `models` are parallel: pod i asks for
   // requests[i] on any of models[i] (empty: any model). With `coverage_percent` below 100 only
   // the most popular classes are kept, the fewest whose pods make up at least that share of all
-  // pods (FGD keeps 95%), and popularity is renormalised over them.
+  // pods (FGD keeps 95%), and popularity is renormalised over them. With `with_memory`, memory is
+  // part of a class (and of TaskClass::request) too.
   static TaskClassTable FromPods(std::span<const ResourceRequest> requests,
                                  std::span<const std::vector<std::string>> models,
-                                 int coverage_percent = 100);
+                                 int coverage_percent = 100, bool with_memory = false);
 
   const std::vector<TaskClass>& classes() const { return classes_; }
   // Sum of the counts of the kept classes (0 for an empty table).
