@@ -10,18 +10,22 @@
 namespace gpupool::internal {
 namespace {
 
+// Mixes 64-bit words (the splitmix64 finaliser after each), strings 8 bytes at a time,
+// assembled little-endian by hand so the value is the same on every platform.
 class Hasher {
  public:
-  void Int(int64_t value) {
-    uint64_t v = static_cast<uint64_t>(value);
-    for (int i = 0; i < 8; ++i) {
-      Byte(static_cast<uint8_t>(v & 0xff));
-      v >>= 8;
-    }
-  }
+  void Int(int64_t value) { Word(static_cast<uint64_t>(value)); }
   void Str(std::string_view s) {
     Int(static_cast<int64_t>(s.size()));
-    for (char c : s) Byte(static_cast<uint8_t>(c));
+    size_t i = 0;
+    for (; i + 8 <= s.size(); i += 8) {
+      uint64_t w = 0;
+      for (int k = 7; k >= 0; --k) w = (w << 8) | static_cast<uint8_t>(s[i + k]);
+      Word(w);
+    }
+    uint64_t tail = 0;
+    for (size_t k = s.size(); k > i; --k) tail = (tail << 8) | static_cast<uint8_t>(s[k - 1]);
+    Word(tail);
   }
   template <typename T>
   void Opt(const std::optional<T>& value) {
@@ -31,11 +35,13 @@ class Hasher {
   uint64_t value() const { return h_; }
 
  private:
-  void Byte(uint8_t b) {
-    h_ ^= b;
-    h_ *= 0x100000001b3ULL;
+  void Word(uint64_t w) {
+    uint64_t z = (h_ ^ w) + 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    h_ = z ^ (z >> 31);
   }
-  uint64_t h_ = 0xcbf29ce484222325ULL;
+  uint64_t h_ = 0x6a09e667f3bcc908ULL;
 };
 
 std::vector<TopologyLabel> Sorted(std::vector<TopologyLabel> labels) {

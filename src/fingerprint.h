@@ -1,5 +1,5 @@
 // A 64-bit fingerprint of a cycle's canonical input, so that a host can tell whether two
-// decision files came from the same snapshot and policy. FNV-1a over a canonical, typed,
+// decision files came from the same snapshot and policy. A 64-bit mix over a canonical, typed,
 // length-prefixed encoding of the indexed snapshot (lists in id order), so list order in the
 // input does not change it. Not cryptographic.
 #ifndef GPUPOOL_FINGERPRINT_H_

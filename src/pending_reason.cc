@@ -7,7 +7,9 @@
 // capacity, then a topology constraint, and last fragmentation (enough free in total, but not
 // in the shape the job needs).
 #include <algorithm>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "fmt/format.h"
 #include "place.h"
@@ -51,8 +53,7 @@ bool GangLevelRequired(const Job& job) {
 
 }  // namespace
 
-bool Placer::FitsOnEmptyNode(int32_t j, const TaskGroup& group, int32_t n) const {
-  (void)j;
+bool Placer::FitsOnEmptyNode(const TaskGroup& group, int32_t n) const {
   const Node& node = index_.node(n);
   const ResourceRequest& request = group.request;
   if (request.cpu_milli > node.cpu_milli || request.memory_mib > node.memory_mib) return false;
@@ -76,6 +77,48 @@ bool Placer::FitsOnEmptyNode(int32_t j, const TaskGroup& group, int32_t n) const
   return true;
 }
 
+const Placer::Eligibility& Placer::EligibilityFor(int32_t queue, int32_t model,
+                                                  bool needs_gpu) {
+  const int64_t key = (static_cast<int64_t>(queue) + 1) * (index_.model_count() + 2) +
+                      (model + 1) + (needs_gpu ? int64_t{1} << 40 : 0);
+  auto [it, inserted] = eligibility_.try_emplace(key);
+  Eligibility& e = it->second;
+  if (!inserted) return e;
+  std::vector<int32_t> candidates;
+  if (model != kNone) {
+    candidates = index_.nodes_of_model(model);
+  } else {
+    for (int32_t n = 0; n < index_.node_count(); ++n) candidates.push_back(n);
+  }
+  std::map<std::vector<int64_t>, int32_t> shapes;
+  for (int32_t n : candidates) {
+    if (!state_.node_open(n)) {
+      ++e.not_ready;
+    } else if (!index_.QueueMayUseNode(queue, n)) {
+      ++e.reserved;
+      e.restricted = true;
+    } else if (needs_gpu && index_.healthy_gpus(n) == 0) {
+      ++e.no_healthy;
+    } else {
+      e.nodes.push_back(n);
+      e.capacity_milli += index_.healthy_gpus(n) * kMilliPerGpu;
+      const Node& node = index_.node(n);
+      std::vector<int64_t> shape = {node.cpu_milli, node.memory_mib, index_.gpu_memory_mib(n)};
+      std::vector<int64_t> per_island(index_.island_count(n), 0);
+      for (int32_t g = index_.gpu_begin(n); g < index_.gpu_end(n); ++g) {
+        if (index_.gpu_healthy(g)) ++per_island[index_.gpu_island(g)];
+      }
+      std::sort(per_island.begin(), per_island.end());
+      shape.insert(shape.end(), per_island.begin(), per_island.end());
+      if (shapes.emplace(std::move(shape), n).second) e.representatives.push_back(n);
+    }
+  }
+  // Nodes without a healthy GPU still count in the per-model aggregates' CPU; that only blurs
+  // the CPU figure of a message, so they do not force a scan.
+  e.max_domain_capacity.assign(index_.level_count(), -1);
+  return e;
+}
+
 PendingDecision Placer::Diagnose(int32_t j) {
   const JobInfo& info = index_.job(j);
   const Job& job = *info.job;
@@ -97,29 +140,16 @@ PendingDecision Placer::Diagnose(int32_t j) {
   } else {
     models = {kNone};
   }
-  auto nodes_of = [this](int32_t m) -> std::vector<int32_t> {
-    if (m != kNone) return index_.nodes_of_model(m);
-    std::vector<int32_t> all(index_.node_count());
-    for (int32_t n = 0; n < index_.node_count(); ++n) all[n] = n;
-    return all;
-  };
 
   // Nodes the job may use at all.
+  std::vector<const Eligibility*> eligible;
   int64_t not_ready = 0, reserved = 0, no_healthy = 0, eligible_count = 0;
-  std::vector<std::vector<int32_t>> eligible(models.size());
-  for (size_t i = 0; i < models.size(); ++i) {
-    for (int32_t n : nodes_of(models[i])) {
-      if (!state_.node_open(n)) {
-        ++not_ready;
-      } else if (!index_.QueueMayUseNode(info.queue, n)) {
-        ++reserved;
-      } else if (info.needs_gpu && index_.healthy_gpus(n) == 0) {
-        ++no_healthy;
-      } else {
-        eligible[i].push_back(n);
-        ++eligible_count;
-      }
-    }
+  for (int32_t m : models) {
+    eligible.push_back(&EligibilityFor(info.queue, m, info.needs_gpu));
+    not_ready += eligible.back()->not_ready;
+    reserved += eligible.back()->reserved;
+    no_healthy += eligible.back()->no_healthy;
+    eligible_count += static_cast<int64_t>(eligible.back()->nodes.size());
   }
   if (eligible_count == 0) {
     out.reason = PendingReason::kNodeRestrictions;
@@ -134,29 +164,28 @@ PendingDecision Placer::Diagnose(int32_t j) {
   bool ever_fits = false;
   bool domain_too_small = false;
   for (size_t i = 0; i < models.size() && !ever_fits; ++i) {
+    const Eligibility& e = *eligible[i];
     bool all_groups = true;
-    int64_t capacity = 0;
-    for (int32_t n : eligible[i]) capacity += index_.healthy_gpus(n) * kMilliPerGpu;
     for (const TaskGroup& group : job.groups) {
-      bool somewhere = false;
-      for (int32_t n : eligible[i]) {
-        if (FitsOnEmptyNode(j, group, n)) {
-          somewhere = true;
-          break;
-        }
-      }
+      const bool somewhere =
+          std::any_of(e.representatives.begin(), e.representatives.end(),
+                      [&](int32_t n) { return FitsOnEmptyNode(group, n); });
       all_groups = all_groups && somewhere;
     }
-    ever_fits = all_groups && capacity >= info.gang_milli;
+    ever_fits = all_groups && (!info.needs_gpu || e.capacity_milli >= info.gang_milli);
     if (ever_fits && GangLevelRequired(job) && info.gang_level != index_.node_level()) {
       // Some domain of the gang's level must be able to hold the whole gang.
-      std::vector<int64_t> per_domain(index_.domain_count(info.gang_level), 0);
-      for (int32_t n : eligible[i]) {
-        const int32_t d = index_.node_domain(n, info.gang_level);
-        if (d != kNone) per_domain[d] += index_.healthy_gpus(n) * kMilliPerGpu;
+      int64_t& largest = const_cast<Eligibility&>(e).max_domain_capacity[info.gang_level];
+      if (largest < 0) {
+        std::vector<int64_t> per_domain(index_.domain_count(info.gang_level), 0);
+        for (int32_t n : e.nodes) {
+          const int32_t d = index_.node_domain(n, info.gang_level);
+          if (d != kNone) per_domain[d] += index_.healthy_gpus(n) * kMilliPerGpu;
+        }
+        largest = per_domain.empty() ? 0
+                                     : *std::max_element(per_domain.begin(), per_domain.end());
       }
-      ever_fits = std::any_of(per_domain.begin(), per_domain.end(),
-                              [&info](int64_t c) { return c >= info.gang_milli; });
+      ever_fits = largest >= info.gang_milli;
       domain_too_small = !ever_fits;
     }
   }
@@ -196,13 +225,24 @@ PendingDecision Placer::Diagnose(int32_t j) {
     return out;
   }
 
-  // Free capacity on eligible nodes, on the best model.
+  // Free capacity on eligible nodes, on the best model: from the working state's per-model
+  // aggregates unless owner restrictions make the eligible set differ from the open nodes.
   int64_t best_free_gpu = 0, best_free_cpu = 0;
   for (size_t i = 0; i < models.size(); ++i) {
     int64_t free_gpu = 0, free_cpu = 0;
-    for (int32_t n : eligible[i]) {
-      free_gpu += state_.node_free_gpu(n);
-      free_cpu += state_.node_free_cpu(n);
+    if (eligible[i]->restricted) {
+      for (int32_t n : eligible[i]->nodes) {
+        free_gpu += state_.node_free_gpu(n);
+        free_cpu += state_.node_free_cpu(n);
+      }
+    } else if (models[i] != kNone) {
+      free_gpu = state_.model_free_gpu(models[i]);
+      free_cpu = state_.model_free_cpu(models[i]);
+    } else {
+      for (int32_t slot = 0; slot <= index_.model_count(); ++slot) {
+        free_gpu += state_.model_free_gpu(slot);
+        free_cpu += state_.model_free_cpu(slot);
+      }
     }
     best_free_gpu = std::max(best_free_gpu, free_gpu);
     best_free_cpu = std::max(best_free_cpu, free_cpu);

@@ -19,6 +19,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "gpupool/decisions.h"
 #include "gpupool/policy.h"
 #include "snapshot_index.h"
@@ -74,8 +75,21 @@ class Placer {
   std::vector<int32_t> DomainsInOrder(int32_t level, int32_t model, int64_t need) const;
   int64_t HostScore(int32_t n, const ResourceRequest& request);
 
-  // Static checks used by Diagnose().
-  bool FitsOnEmptyNode(int32_t j, const TaskGroup& group, int32_t n) const;
+  // Static facts Diagnose() needs about the nodes a queue may use on one model; computed once
+  // per (queue, model) and cycle, since they do not change while the cycle runs.
+  struct Eligibility {
+    std::vector<int32_t> nodes;  // open, permitted, with a healthy GPU (for GPU work)
+    int64_t not_ready = 0, reserved = 0, no_healthy = 0;
+    // Some open node of the model is closed to this queue: free sums need a scan.
+    bool restricted = false;
+    // One eligible node per distinct static shape (capacity, GPUs per island).
+    std::vector<int32_t> representatives;
+    int64_t capacity_milli = 0;
+    // Largest healthy GPU capacity of one domain, per level (-1: not computed yet).
+    std::vector<int64_t> max_domain_capacity;
+  };
+  const Eligibility& EligibilityFor(int32_t queue, int32_t model, bool needs_gpu);
+  bool FitsOnEmptyNode(const TaskGroup& group, int32_t n) const;
 
   const SnapshotIndex& index_;
   WorkingState& state_;
@@ -86,6 +100,7 @@ class Placer {
   // Limit blocks met by the last TryStart(), per model tried.
   std::optional<LimitBlock> last_limit_block_;
   bool last_all_limited_ = false;
+  absl::flat_hash_map<int64_t, Eligibility> eligibility_;
   // Scratch buffers.
   std::vector<int64_t> free_scratch_;
   std::vector<int32_t> island_free_, island_order_;

@@ -27,6 +27,7 @@ namespace {
 // Everything about a job that placement depends on, as a byte string.
 std::string ShapeKey(const internal::JobInfo& info) {
   std::string key;
+  key.reserve(96 * info.job->groups.size() + 8);
   auto add = [&key](int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
   auto add_str = [&](const std::string& s) {
     add(static_cast<int64_t>(s.size()));

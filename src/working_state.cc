@@ -21,6 +21,8 @@ WorkingState::WorkingState(const SnapshotIndex& index, int key_sign)
   domain_free_gpu_.assign(index.flat_domain_count(), 0);
   queue_usage_.assign(static_cast<size_t>(index.queue_count()) * (index.model_count() + 1), 0);
   open_.assign(n_count, 0);
+  model_free_gpu_.assign(index.model_count() + 1, 0);
+  model_free_cpu_.assign(index.model_count() + 1, 0);
   ordered_.resize(index.model_count() + 1);
   indexed_key_.resize(n_count);
 
@@ -39,7 +41,11 @@ WorkingState::WorkingState(const SnapshotIndex& index, int key_sign)
       if (d != kNone) domain_free_gpu_[index.flat_domain(l, d)] += node_free_gpu_[n];
     }
     open_[n] = node.state == NodeState::kReady ? 1 : 0;
-    if (open_[n]) Reindex(n);
+    if (open_[n]) {
+      Reindex(n);
+      model_free_gpu_[OrderedSlot(n)] += node_free_gpu_[n];
+      model_free_cpu_[OrderedSlot(n)] += node_free_cpu_[n];
+    }
   }
 }
 
@@ -111,6 +117,11 @@ void WorkingState::Allocate(int32_t j, int32_t n, const std::vector<int32_t>& gp
   Set(node_free_cpu_, n, node_free_cpu_[n] - cpu_milli);
   Set(node_free_memory_, n, node_free_memory_[n] - memory_mib);
   Set(node_free_gpu_, n, node_free_gpu_[n] - taken);
+  if (open_[n]) {
+    const int32_t slot = OrderedSlot(n);
+    Set(model_free_gpu_, slot, model_free_gpu_[slot] - taken);
+    Set(model_free_cpu_, slot, model_free_cpu_[slot] - cpu_milli);
+  }
   for (int32_t l = 0; l < index_.level_count(); ++l) {
     const int32_t d = index_.node_domain(n, l);
     if (d == kNone) continue;

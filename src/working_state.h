@@ -83,6 +83,10 @@ class WorkingState {
   int64_t queue_usage(int32_t q, int32_t m) const {
     return queue_usage_[static_cast<size_t>(q) * (index_.model_count() + 1) + m];
   }
+  // Free milli-GPUs and free CPU summed over the open nodes of model slot m (index_.model_count()
+  // for CPU-only nodes).
+  int64_t model_free_gpu(int32_t m) const { return model_free_gpu_[m]; }
+  int64_t model_free_cpu(int32_t m) const { return model_free_cpu_[m]; }
   // Is the node open to new work (ready)?
   bool node_open(int32_t n) const { return open_[n] != 0; }
 
@@ -112,6 +116,7 @@ class WorkingState {
   std::vector<int64_t> node_free_cpu_, node_free_memory_, node_free_gpu_, node_tenant_,
       node_exclusive_tenant_;
   std::vector<int64_t> domain_free_gpu_;
+  std::vector<int64_t> model_free_gpu_, model_free_cpu_;
   std::vector<int64_t> queue_usage_;
   std::vector<uint8_t> open_;
   std::vector<absl::btree_set<NodeKey>> ordered_;
