@@ -9,8 +9,8 @@
 namespace gpupool::io {
 namespace {
 
-using internal::element;
 using internal::FieldSpec;
+using internal::JsonValue;
 using internal::Path;
 using internal::ReadArray;
 using internal::ReadFields;
@@ -18,22 +18,22 @@ using internal::ReadInt32;
 using internal::ReadInt64;
 using internal::ReadString;
 
-absl::Status ReadPlacements(element value, const Path& path, std::vector<ReplicaPlacement>& out) {
+absl::Status ReadPlacements(JsonValue value, const Path& path, std::vector<ReplicaPlacement>& out) {
   return ReadArray(value, path, out, internal::ReadReplicaPlacement);
 }
 
-absl::Status ReadStart(element value, const Path& path, StartDecision& out) {
+absl::Status ReadStart(JsonValue value, const Path& path, StartDecision& out) {
   static constexpr FieldSpec kFields[] = {{"job", true}, {"placements"}};
-  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     if (field == 0) return ReadString(v, p, out.job);
     return ReadPlacements(v, p, out.placements);
   });
 }
 
-absl::Status ReadPreempt(element value, const Path& path, PreemptDecision& out) {
+absl::Status ReadPreempt(JsonValue value, const Path& path, PreemptDecision& out) {
   static constexpr FieldSpec kFields[] = {
       {"job", true}, {"for_job"}, {"reason"}, {"lost_milli_gpu_seconds"}};
-  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
         return ReadString(v, p, out.job);
@@ -47,9 +47,9 @@ absl::Status ReadPreempt(element value, const Path& path, PreemptDecision& out) 
   });
 }
 
-absl::Status ReadMigrate(element value, const Path& path, MigrateDecision& out) {
+absl::Status ReadMigrate(JsonValue value, const Path& path, MigrateDecision& out) {
   static constexpr FieldSpec kFields[] = {{"job", true}, {"from"}, {"to"}};
-  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
         return ReadString(v, p, out.job);
@@ -61,10 +61,10 @@ absl::Status ReadMigrate(element value, const Path& path, MigrateDecision& out) 
   });
 }
 
-absl::Status ReadResize(element value, const Path& path, ResizeDecision& out) {
+absl::Status ReadResize(JsonValue value, const Path& path, ResizeDecision& out) {
   static constexpr FieldSpec kFields[] = {
       {"job", true}, {"group"}, {"from_replicas"}, {"to_replicas"}};
-  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
         return ReadString(v, p, out.job);
@@ -78,9 +78,9 @@ absl::Status ReadResize(element value, const Path& path, ResizeDecision& out) {
   });
 }
 
-absl::Status ReadReserve(element value, const Path& path, ReserveDecision& out) {
+absl::Status ReadReserve(JsonValue value, const Path& path, ReserveDecision& out) {
   static constexpr FieldSpec kFields[] = {{"job", true}, {"nodes"}, {"expected_start"}};
-  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
         return ReadString(v, p, out.job);
@@ -92,10 +92,10 @@ absl::Status ReadReserve(element value, const Path& path, ReserveDecision& out) 
   });
 }
 
-absl::Status ReadPending(element value, const Path& path, PendingDecision& out) {
+absl::Status ReadPending(JsonValue value, const Path& path, PendingDecision& out) {
   static constexpr FieldSpec kFields[] = {{"job", true}, {"reason", true}, {"detail"},
                                           {"queue"},     {"gpu_model"},    {"shortfall_milli"}};
-  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
         return ReadString(v, p, out.job);
@@ -114,11 +114,11 @@ absl::Status ReadPending(element value, const Path& path, PendingDecision& out) 
   });
 }
 
-absl::Status ReadCounters(element value, const Path& path, Counters& out) {
+absl::Status ReadCounters(JsonValue value, const Path& path, Counters& out) {
   static constexpr FieldSpec kFields[] = {{"jobs_considered"},      {"jobs_started"},
                                           {"candidates_evaluated"}, {"transactions_rolled_back"},
                                           {"equivalence_hits"},     {"budget_exhausted"}};
-  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
         return ReadInt64(v, p, out.jobs_considered);
@@ -136,38 +136,39 @@ absl::Status ReadCounters(element value, const Path& path, Counters& out) {
   });
 }
 
-absl::Status ReadDecisions(element value, const Path& path, Decisions& out) {
+absl::Status ReadDecisions(internal::JsonObject& object, const Path& path, Decisions& out) {
   static constexpr FieldSpec kFields[] = {
       {"policy_name"},  {"policy_version"}, {"scorer"},     {"input_fingerprint"},
       {"starts"},       {"preemptions"},    {"migrations"}, {"resizes"},
       {"reservations"}, {"pending"},        {"counters"},
   };
-  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
-    switch (field) {
-      case 0:
-        return ReadString(v, p, out.policy_name);
-      case 1:
-        return ReadInt32(v, p, out.policy_version);
-      case 2:
-        return ReadString(v, p, out.scorer);
-      case 3:
-        return ReadString(v, p, out.input_fingerprint);
-      case 4:
-        return ReadArray(v, p, out.starts, ReadStart);
-      case 5:
-        return ReadArray(v, p, out.preemptions, ReadPreempt);
-      case 6:
-        return ReadArray(v, p, out.migrations, ReadMigrate);
-      case 7:
-        return ReadArray(v, p, out.resizes, ReadResize);
-      case 8:
-        return ReadArray(v, p, out.reservations, ReadReserve);
-      case 9:
-        return ReadArray(v, p, out.pending, ReadPending);
-      default:
-        return ReadCounters(v, p, out.counters);
-    }
-  });
+  return internal::ReadObjectFields(object, path, kFields,
+                                    [&](size_t field, JsonValue v, const Path& p) {
+                                      switch (field) {
+                                        case 0:
+                                          return ReadString(v, p, out.policy_name);
+                                        case 1:
+                                          return ReadInt32(v, p, out.policy_version);
+                                        case 2:
+                                          return ReadString(v, p, out.scorer);
+                                        case 3:
+                                          return ReadString(v, p, out.input_fingerprint);
+                                        case 4:
+                                          return ReadArray(v, p, out.starts, ReadStart);
+                                        case 5:
+                                          return ReadArray(v, p, out.preemptions, ReadPreempt);
+                                        case 6:
+                                          return ReadArray(v, p, out.migrations, ReadMigrate);
+                                        case 7:
+                                          return ReadArray(v, p, out.resizes, ReadResize);
+                                        case 8:
+                                          return ReadArray(v, p, out.reservations, ReadReserve);
+                                        case 9:
+                                          return ReadArray(v, p, out.pending, ReadPending);
+                                        default:
+                                          return ReadCounters(v, p, out.counters);
+                                      }
+                                    });
 }
 
 }  // namespace

@@ -8,25 +8,40 @@
 namespace gpupool::io::internal {
 namespace {
 
+using simdjson::ondemand::json_type;
+using simdjson::ondemand::number_type;
+
 // Keys come from the document; keep messages readable if a key is huge or has control bytes.
 void AppendKey(std::string& out, std::string_view key) {
   constexpr size_t kMaxKey = 64;
   for (char c : key.substr(0, kMaxKey)) {
-    if (static_cast<unsigned char>(c) < 0x20) {
-      out += '?';
-    } else {
-      out += c;
-    }
+    out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
   }
   if (key.size() > kMaxKey) out += "...";
 }
 
-absl::Status ExpectedInteger(element value, const Path& path) {
-  // A uint64 is above INT64_MAX; a double is a fraction, an exponent or an integer too large for
-  // 64 bits (simdjson keeps those as doubles).
-  double d = 0;
-  if (value.is_uint64() || (value.get_double().get(d) == simdjson::SUCCESS &&
-                            (d >= 9223372036854775808.0 || d < -9223372036854775808.0))) {
+// Why get_int64() failed on `value`: not a number, a fraction or exponent, or out of range.
+absl::Status IntegerError(JsonValue& value, const Path& path, simdjson::error_code error) {
+  if (error != simdjson::INCORRECT_TYPE && error != simdjson::NUMBER_OUT_OF_RANGE &&
+      error != simdjson::NUMBER_ERROR) {
+    return ValueError(path, error, "an integer");
+  }
+  json_type type;
+  if (value.type().get(type) != simdjson::SUCCESS || type != json_type::number) {
+    return PathError(path, "expected an integer");
+  }
+  number_type kind;
+  if (auto kind_error = value.get_number_type().get(kind); kind_error != simdjson::SUCCESS) {
+    // Digits too many for any 64-bit type (simdjson does not keep big integers).
+    if (kind_error == simdjson::NUMBER_ERROR) {
+      const std::string_view raw = value.raw_json_token();
+      if (raw.find_first_of(".eE") == std::string_view::npos) {
+        return PathError(path, "integer out of range (must fit in 64 bits)");
+      }
+    }
+    return ValueError(path, kind_error, "an integer");
+  }
+  if (kind == number_type::unsigned_integer || error == simdjson::NUMBER_OUT_OF_RANGE) {
     return PathError(path, "integer out of range (must fit in 64 bits)");
   }
   return PathError(path, "expected an integer");
@@ -57,14 +72,24 @@ absl::Status PathError(const Path& path, std::string_view message) {
   return absl::InvalidArgumentError(fmt::format("{}: {}", where, message));
 }
 
-absl::Status ReadInt64(element value, const Path& path, int64_t& out) {
-  if (value.get_int64().get(out) != simdjson::SUCCESS) return ExpectedInteger(value, path);
+absl::Status ValueError(const Path& path, simdjson::error_code error, std::string_view expected) {
+  if (error == simdjson::INCORRECT_TYPE)
+    return PathError(path, fmt::format("expected {}", expected));
+  return PathError(path, fmt::format("invalid JSON: {}", simdjson::error_message(error)));
+}
+
+absl::Status ReadInt64(JsonValue value, const Path& path, int64_t& out) {
+  if (auto error = value.get_int64().get(out); error != simdjson::SUCCESS) {
+    return IntegerError(value, path, error);
+  }
   return absl::OkStatus();
 }
 
-absl::Status ReadInt32(element value, const Path& path, int32_t& out) {
+absl::Status ReadInt32(JsonValue value, const Path& path, int32_t& out) {
   int64_t wide = 0;
-  if (value.get_int64().get(wide) != simdjson::SUCCESS) return ExpectedInteger(value, path);
+  if (auto error = value.get_int64().get(wide); error != simdjson::SUCCESS) {
+    return IntegerError(value, path, error);
+  }
   if (wide < std::numeric_limits<int32_t>::min() || wide > std::numeric_limits<int32_t>::max()) {
     return PathError(path, "integer out of range (must fit in 32 bits)");
   }
@@ -72,22 +97,39 @@ absl::Status ReadInt32(element value, const Path& path, int32_t& out) {
   return absl::OkStatus();
 }
 
-absl::Status ReadBool(element value, const Path& path, bool& out) {
-  if (value.get_bool().get(out) != simdjson::SUCCESS) {
-    return PathError(path, "expected true or false");
+absl::Status ReadBool(JsonValue value, const Path& path, bool& out) {
+  if (auto error = value.get_bool().get(out); error != simdjson::SUCCESS) {
+    return ValueError(path, error, "true or false");
   }
   return absl::OkStatus();
 }
 
-absl::Status ReadString(element value, const Path& path, std::string& out) {
+absl::Status ReadString(JsonValue value, const Path& path, std::string& out) {
   std::string_view s;
-  if (value.get_string().get(s) != simdjson::SUCCESS) return PathError(path, "expected a string");
+  if (auto error = value.get_string().get(s); error != simdjson::SUCCESS) {
+    return ValueError(path, error, "a string");
+  }
   out.assign(s.data(), s.size());
   return absl::OkStatus();
 }
 
-absl::Status ReadOptionalInt64(element value, const Path& path, std::optional<int64_t>& out) {
-  if (value.is_null()) {
+namespace {
+
+// True when `value` is JSON null (and then consumes it).
+absl::StatusOr<bool> IsNull(JsonValue& value, const Path& path, std::string_view expected) {
+  bool is_null = false;
+  if (auto error = value.is_null().get(is_null); error != simdjson::SUCCESS) {
+    return ValueError(path, error, expected);
+  }
+  return is_null;
+}
+
+}  // namespace
+
+absl::Status ReadOptionalInt64(JsonValue value, const Path& path, std::optional<int64_t>& out) {
+  absl::StatusOr<bool> is_null = IsNull(value, path, "an integer");
+  if (!is_null.ok()) return is_null.status();
+  if (*is_null) {
     out.reset();
     return absl::OkStatus();
   }
@@ -97,8 +139,10 @@ absl::Status ReadOptionalInt64(element value, const Path& path, std::optional<in
   return status;
 }
 
-absl::Status ReadOptionalInt32(element value, const Path& path, std::optional<int32_t>& out) {
-  if (value.is_null()) {
+absl::Status ReadOptionalInt32(JsonValue value, const Path& path, std::optional<int32_t>& out) {
+  absl::StatusOr<bool> is_null = IsNull(value, path, "an integer");
+  if (!is_null.ok()) return is_null.status();
+  if (*is_null) {
     out.reset();
     return absl::OkStatus();
   }
@@ -108,8 +152,11 @@ absl::Status ReadOptionalInt32(element value, const Path& path, std::optional<in
   return status;
 }
 
-absl::Status ReadOptionalString(element value, const Path& path, std::optional<std::string>& out) {
-  if (value.is_null()) {
+absl::Status ReadOptionalString(JsonValue value, const Path& path,
+                                std::optional<std::string>& out) {
+  absl::StatusOr<bool> is_null = IsNull(value, path, "a string");
+  if (!is_null.ok()) return is_null.status();
+  if (*is_null) {
     out.reset();
     return absl::OkStatus();
   }
@@ -119,28 +166,35 @@ absl::Status ReadOptionalString(element value, const Path& path, std::optional<s
   return status;
 }
 
-absl::Status ReadStringArray(element value, const Path& path, std::vector<std::string>& out) {
-  return ReadArray(value, path, out, [](element item, const Path& p, std::string& s) {
+absl::Status ReadStringArray(JsonValue value, const Path& path, std::vector<std::string>& out) {
+  return ReadArray(value, path, out, [](JsonValue item, const Path& p, std::string& s) {
     return ReadString(item, p, s);
   });
 }
 
-absl::Status ReadInt32Array(element value, const Path& path, std::vector<int32_t>& out) {
+absl::Status ReadInt32Array(JsonValue value, const Path& path, std::vector<int32_t>& out) {
   return ReadArray(value, path, out,
-                   [](element item, const Path& p, int32_t& v) { return ReadInt32(item, p, v); });
+                   [](JsonValue item, const Path& p, int32_t& v) { return ReadInt32(item, p, v); });
 }
 
-absl::Status ReadLabels(element value, const Path& path, std::vector<TopologyLabel>& out) {
-  simdjson::dom::object object;
-  if (value.get_object().get(object) != simdjson::SUCCESS) {
-    return PathError(path, "expected an object");
+absl::Status ReadLabels(JsonValue value, const Path& path, std::vector<TopologyLabel>& out) {
+  JsonObject object;
+  if (auto error = value.get_object().get(object); error != simdjson::SUCCESS) {
+    return ValueError(path, error, "an object");
   }
   out.clear();
-  out.reserve(object.size());
-  for (simdjson::dom::key_value_pair member : object) {
+  for (auto member_or : object) {
+    simdjson::ondemand::field member;
+    std::string_view key;
+    if (auto error = std::move(member_or).get(member); error != simdjson::SUCCESS) {
+      return ValueError(path, error, "an object");
+    }
+    if (auto error = member.unescaped_key().get(key); error != simdjson::SUCCESS) {
+      return ValueError(path, error, "an object");
+    }
     TopologyLabel& label = out.emplace_back();
-    label.level.assign(member.key.data(), member.key.size());
-    absl::Status status = ReadString(member.value, path.Field(member.key), label.value);
+    label.level.assign(key.data(), key.size());
+    absl::Status status = ReadString(member.value(), path.Field(key), label.value);
     if (!status.ok()) return status;
   }
   // Duplicate keys: pairwise for the usual handful, by sorting for large objects.
@@ -164,11 +218,11 @@ absl::Status ReadLabels(element value, const Path& path, std::vector<TopologyLab
   return absl::OkStatus();
 }
 
-absl::Status ReadReplicaPlacement(element value, const Path& path, ReplicaPlacement& out) {
+absl::Status ReadReplicaPlacement(JsonValue value, const Path& path, ReplicaPlacement& out) {
   static constexpr FieldSpec kFields[] = {
       {"group", true}, {"replica"}, {"node", true}, {"gpus"}, {"gpu_milli"},
   };
-  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
         return ReadString(v, p, out.group);
@@ -182,6 +236,35 @@ absl::Status ReadReplicaPlacement(element value, const Path& path, ReplicaPlacem
         return ReadInt64(v, p, out.gpu_milli);
     }
   });
+}
+
+absl::Status ReadRoot(simdjson::padded_string_view json,
+                      const std::function<absl::Status(JsonObject&, const Path&)>& read) {
+  const Path root;
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document doc;
+  if (auto error = parser.iterate(json).get(doc); error != simdjson::SUCCESS) {
+    return absl::InvalidArgumentError(
+        fmt::format("invalid JSON: {}", simdjson::error_message(error)));
+  }
+  json_type type;
+  if (auto error = doc.type().get(type); error != simdjson::SUCCESS) {
+    return absl::InvalidArgumentError(
+        fmt::format("invalid JSON: {}", simdjson::error_message(error)));
+  }
+  if (type != json_type::object) return PathError(root, "expected an object");
+  JsonObject object;
+  if (auto error = doc.get_object().get(object); error != simdjson::SUCCESS) {
+    return ValueError(root, error, "an object");
+  }
+  absl::Status status = read(object, root);
+  if (!status.ok()) return status;
+  // The walk consumed the root object; anything after it is not one JSON document.
+  const char* rest = nullptr;
+  if (doc.current_location().get(rest) != simdjson::OUT_OF_BOUNDS) {
+    return absl::InvalidArgumentError("invalid JSON: content after the end of the document");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace gpupool::io::internal

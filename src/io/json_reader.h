@@ -1,17 +1,21 @@
 // Building blocks of the strict JSON readers: paths for error messages, typed field access and
 // the object walker that refuses unknown, duplicate and missing keys.
 //
-// The readers work on a simdjson DOM. The document is parsed once (simdjson validates UTF-8 and
-// structure, and bounds nesting depth); then each reader walks only the shape it expects, so the
-// walk's recursion depth is fixed by the schema, not by the input.
+// The readers use simdjson's On-Demand API: one pass over the text, no intermediate DOM (building
+// a tape for a 100 MB snapshot costs more than reading it). simdjson validates UTF-8 and bounds
+// nesting depth; each reader walks only the shape it expects and consumes every value it meets,
+// so the walk's recursion depth is fixed by the schema, not by the input. Malformed JSON met on
+// the way is reported where it is met: "jobs[3].groups: invalid JSON: <reason>".
 #ifndef GPUPOOL_SRC_IO_JSON_READER_H_
 #define GPUPOOL_SRC_IO_JSON_READER_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -22,10 +26,13 @@
 
 namespace gpupool::io::internal {
 
-using simdjson::dom::element;
+// A JSON value being read. A cheap handle: pass it by value; each one may be read once.
+using JsonValue = simdjson::ondemand::value;
+using JsonObject = simdjson::ondemand::object;
 
 // Where a value sits in the document: a chain of parents that lives on the stack, rendered to
-// text ("jobs[3].groups[0].replicas") only when an error is reported.
+// text ("jobs[3].groups[0].replicas") only when an error is reported. Keys point into the
+// parser's buffers, which outlive the walk.
 struct Path {
   const Path* parent = nullptr;
   // Object key of this step, or empty for an array element.
@@ -41,33 +48,41 @@ struct Path {
 // InvalidArgument "<path>: <message>" ("(root): <message>" at the top).
 absl::Status PathError(const Path& path, std::string_view message);
 
+// The error for a simdjson failure while reading the value at `path`: "<path>: expected
+// <expected>" for a value of the wrong JSON type, "<path>: invalid JSON: <reason>" otherwise.
+absl::Status ValueError(const Path& path, simdjson::error_code error, std::string_view expected);
+
 // One key a JSON object may have.
 struct FieldSpec {
   std::string_view name;
   bool required = false;
 };
 
-// Calls `visit(field_index, value, field_path)` for each member of the object `value`, in
-// document order; `field_index` is the key's position in `fields`. Refuses a value that is not
-// an object, a key not in `fields` ("<path>.<key>: unknown field"), a key given twice, and a
-// missing required key. Stops at the first error `visit` returns. At most 64 fields.
+// Calls `visit(field_index, value, field_path)` for each member of `object`, in document order;
+// `field_index` is the key's position in `fields`. Refuses a key not in `fields`
+// ("<path>.<key>: unknown field"), a key given twice, and a missing required key. `visit` must
+// read its value completely or fail. Stops at the first error. At most 64 fields.
 template <size_t N, typename Visit>
-absl::Status ReadFields(element value, const Path& path, const FieldSpec (&fields)[N],
-                        Visit&& visit) {
+absl::Status ReadObjectFields(JsonObject& object, const Path& path, const FieldSpec (&fields)[N],
+                              Visit&& visit) {
   static_assert(N <= 64, "a field set is tracked in a 64-bit mask");
-  simdjson::dom::object object;
-  if (value.get_object().get(object) != simdjson::SUCCESS) {
-    return PathError(path, "expected an object");
-  }
   uint64_t seen = 0;
-  for (simdjson::dom::key_value_pair member : object) {
-    const Path field_path = path.Field(member.key);
+  for (auto member_or : object) {
+    simdjson::ondemand::field member;
+    if (auto error = std::move(member_or).get(member); error != simdjson::SUCCESS) {
+      return ValueError(path, error, "an object");
+    }
+    std::string_view key;
+    if (auto error = member.unescaped_key().get(key); error != simdjson::SUCCESS) {
+      return ValueError(path, error, "an object");
+    }
+    const Path field_path = path.Field(key);
     size_t i = 0;
-    while (i < N && fields[i].name != member.key) ++i;
+    while (i < N && fields[i].name != key) ++i;
     if (i == N) return PathError(field_path, "unknown field");
     if (seen & (uint64_t{1} << i)) return PathError(field_path, "duplicate field");
     seen |= uint64_t{1} << i;
-    absl::Status status = visit(i, member.value, field_path);
+    absl::Status status = visit(i, member.value(), field_path);
     if (!status.ok()) return status;
   }
   for (size_t i = 0; i < N; ++i) {
@@ -79,33 +94,47 @@ absl::Status ReadFields(element value, const Path& path, const FieldSpec (&field
   return absl::OkStatus();
 }
 
+// ReadObjectFields() on a value that must be an object ("<path>: expected an object").
+template <size_t N, typename Visit>
+absl::Status ReadFields(JsonValue value, const Path& path, const FieldSpec (&fields)[N],
+                        Visit&& visit) {
+  JsonObject object;
+  if (auto error = value.get_object().get(object); error != simdjson::SUCCESS) {
+    return ValueError(path, error, "an object");
+  }
+  return ReadObjectFields(object, path, fields, visit);
+}
+
 // Typed values. Each refuses a value of another JSON type ("expected an integer"); the integer
 // readers also refuse numbers with a fraction or exponent and values outside the C++ type.
-absl::Status ReadInt64(element value, const Path& path, int64_t& out);
-absl::Status ReadInt32(element value, const Path& path, int32_t& out);
-absl::Status ReadBool(element value, const Path& path, bool& out);
-absl::Status ReadString(element value, const Path& path, std::string& out);
+absl::Status ReadInt64(JsonValue value, const Path& path, int64_t& out);
+absl::Status ReadInt32(JsonValue value, const Path& path, int32_t& out);
+absl::Status ReadBool(JsonValue value, const Path& path, bool& out);
+absl::Status ReadString(JsonValue value, const Path& path, std::string& out);
 // JSON null leaves `out` unset.
-absl::Status ReadOptionalInt64(element value, const Path& path, std::optional<int64_t>& out);
-absl::Status ReadOptionalInt32(element value, const Path& path, std::optional<int32_t>& out);
-absl::Status ReadOptionalString(element value, const Path& path, std::optional<std::string>& out);
-absl::Status ReadStringArray(element value, const Path& path, std::vector<std::string>& out);
-absl::Status ReadInt32Array(element value, const Path& path, std::vector<int32_t>& out);
+absl::Status ReadOptionalInt64(JsonValue value, const Path& path, std::optional<int64_t>& out);
+absl::Status ReadOptionalInt32(JsonValue value, const Path& path, std::optional<int32_t>& out);
+absl::Status ReadOptionalString(JsonValue value, const Path& path, std::optional<std::string>& out);
+absl::Status ReadStringArray(JsonValue value, const Path& path, std::vector<std::string>& out);
+absl::Status ReadInt32Array(JsonValue value, const Path& path, std::vector<int32_t>& out);
 // A JSON object of strings, {"rack": "r1"}, as labels in document order; duplicate keys refused.
-absl::Status ReadLabels(element value, const Path& path, std::vector<TopologyLabel>& out);
+absl::Status ReadLabels(JsonValue value, const Path& path, std::vector<TopologyLabel>& out);
 
 // Calls `read(element_value, element_path, out.back())` for each element of the array `value`,
 // appending a default T to `out` first.
 template <typename T, typename Read>
-absl::Status ReadArray(element value, const Path& path, std::vector<T>& out, Read&& read) {
-  simdjson::dom::array array;
-  if (value.get_array().get(array) != simdjson::SUCCESS) {
-    return PathError(path, "expected an array");
+absl::Status ReadArray(JsonValue value, const Path& path, std::vector<T>& out, Read&& read) {
+  simdjson::ondemand::array array;
+  if (auto error = value.get_array().get(array); error != simdjson::SUCCESS) {
+    return ValueError(path, error, "an array");
   }
   out.clear();
-  out.reserve(array.size());
   size_t i = 0;
-  for (element item : array) {
+  for (auto item_or : array) {
+    JsonValue item;
+    if (auto error = std::move(item_or).get(item); error != simdjson::SUCCESS) {
+      return ValueError(path, error, "an array");
+    }
     out.emplace_back();
     absl::Status status = read(item, path.Element(i), out.back());
     if (!status.ok()) return status;
@@ -117,10 +146,10 @@ absl::Status ReadArray(element value, const Path& path, std::vector<T>& out, Rea
 // Reads an enum by name with `parse` (returning std::optional<E>); an unknown name gives
 // `unknown value "x" (expected <names>)`.
 template <typename E, typename Parse, typename Names>
-absl::Status ReadEnum(element value, const Path& path, E& out, Parse&& parse, Names&& names) {
+absl::Status ReadEnum(JsonValue value, const Path& path, E& out, Parse&& parse, Names&& names) {
   std::string_view name;
-  if (value.get_string().get(name) != simdjson::SUCCESS) {
-    return PathError(path, "expected a string");
+  if (auto error = value.get_string().get(name); error != simdjson::SUCCESS) {
+    return ValueError(path, error, "a string");
   }
   std::optional<E> parsed = parse(name);
   if (!parsed.has_value()) {
@@ -136,40 +165,39 @@ absl::Status ReadEnum(element value, const Path& path, E& out, Parse&& parse, Na
 }
 
 // A replica placement object; shared by snapshots (running jobs) and decisions.
-absl::Status ReadReplicaPlacement(element value, const Path& path, ReplicaPlacement& out);
+absl::Status ReadReplicaPlacement(JsonValue value, const Path& path, ReplicaPlacement& out);
 
-// Parses `json` (copied into a padded buffer) and calls `read(root, root_path, out)` on the
-// document. Malformed JSON gives "invalid JSON: <reason>".
-template <typename T, typename Read>
-absl::StatusOr<T> ParseDocument(std::string_view json, Read&& read) {
-  simdjson::dom::parser parser;
-  element root;
-  simdjson::error_code error = parser.parse(json.data(), json.size(), true).get(root);
-  if (error != simdjson::SUCCESS) {
-    return absl::InvalidArgumentError(std::string("invalid JSON: ") +
-                                      simdjson::error_message(error));
-  }
+// Reads the whole document in `json` (which must have SIMDJSON_PADDING readable bytes after its
+// end) with `read(root_object, root_path)`. The root must be an object and nothing may follow it.
+absl::Status ReadRoot(simdjson::padded_string_view json,
+                      const std::function<absl::Status(JsonObject&, const Path&)>& read);
+
+// Parses `json` (copied into a padded buffer) with `read(root_object, root_path, out)`.
+template <typename T>
+absl::StatusOr<T> ParseDocument(std::string_view json,
+                                absl::Status (*read)(JsonObject&, const Path&, T&)) {
+  const simdjson::padded_string padded(json);
   T out;
-  const Path root_path;
-  absl::Status status = read(root, root_path, out);
+  absl::Status status =
+      ReadRoot(padded, [&](JsonObject& root, const Path& path) { return read(root, path, out); });
   if (!status.ok()) return status;
   return out;
 }
 
-// Loads the file at `path` and parses it with ParseDocument(); errors get the file name in front.
-template <typename T, typename Read>
-absl::StatusOr<T> ReadDocumentFile(const std::string& path, Read&& read) {
+// Loads the file at `path` and reads it like ParseDocument(); errors get the file name in front.
+template <typename T>
+absl::StatusOr<T> ReadDocumentFile(const std::string& path,
+                                   absl::Status (*read)(JsonObject&, const Path&, T&)) {
   simdjson::padded_string contents;
   if (simdjson::padded_string::load(path).get(contents) != simdjson::SUCCESS) {
     return absl::NotFoundError(path + ": cannot read file");
   }
-  absl::StatusOr<T> result =
-      ParseDocument<T>(std::string_view(contents.data(), contents.size()), read);
-  if (!result.ok()) {
-    return absl::Status(result.status().code(),
-                        path + ": " + std::string(result.status().message()));
-  }
-  return result;
+  T out;
+  absl::Status status = ReadRoot(contents, [&](JsonObject& root, const Path& root_path) {
+    return read(root, root_path, out);
+  });
+  if (!status.ok()) return absl::Status(status.code(), path + ": " + std::string(status.message()));
+  return out;
 }
 
 }  // namespace gpupool::io::internal

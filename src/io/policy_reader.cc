@@ -8,42 +8,43 @@
 namespace gpupool::io {
 namespace {
 
-using internal::element;
 using internal::FieldSpec;
+using internal::JsonValue;
 using internal::Path;
 
-absl::Status ReadBudgets(element value, const Path& path, Budgets& out) {
+absl::Status ReadBudgets(JsonValue value, const Path& path, Budgets& out) {
   static constexpr FieldSpec kFields[] = {{"max_candidates"}};
-  return internal::ReadFields(value, path, kFields, [&](size_t, element v, const Path& p) {
+  return internal::ReadFields(value, path, kFields, [&](size_t, JsonValue v, const Path& p) {
     return internal::ReadInt64(v, p, out.max_candidates);
   });
 }
 
-absl::Status ReadPolicy(element value, const Path& path, Policy& out) {
+absl::Status ReadPolicy(internal::JsonObject& object, const Path& path, Policy& out) {
   // "scorer" is listed so that it gets its own message instead of "unknown field".
   static constexpr FieldSpec kFields[] = {{"name"},      {"version"}, {"placement"},
                                           {"job_order"}, {"budgets"}, {"scorer"}};
-  return internal::ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
-    switch (field) {
-      case 0:
-        return internal::ReadString(v, p, out.name);
-      case 1:
-        return internal::ReadInt32(v, p, out.version);
-      case 2:
-        return internal::ReadEnum(v, p, out.placement, internal::ParsePlacementStrategy,
-                                  internal::PlacementStrategyNames);
-      case 3:
-        return internal::ReadEnum(v, p, out.job_order, internal::ParseJobOrder,
-                                  internal::JobOrderNames);
-      case 4:
-        return ReadBudgets(v, p, out.budgets);
-      default:
-        return internal::PathError(
-            p,
-            "a placement scorer is host code and cannot be set in a policy file (use "
-            "\"placement\")");
-    }
-  });
+  return internal::ReadObjectFields(
+      object, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
+        switch (field) {
+          case 0:
+            return internal::ReadString(v, p, out.name);
+          case 1:
+            return internal::ReadInt32(v, p, out.version);
+          case 2:
+            return internal::ReadEnum(v, p, out.placement, internal::ParsePlacementStrategy,
+                                      internal::PlacementStrategyNames);
+          case 3:
+            return internal::ReadEnum(v, p, out.job_order, internal::ParseJobOrder,
+                                      internal::JobOrderNames);
+          case 4:
+            return ReadBudgets(v, p, out.budgets);
+          default:
+            return internal::PathError(
+                p,
+                "a placement scorer is host code and cannot be set in a policy file (use "
+                "\"placement\")");
+        }
+      });
 }
 
 }  // namespace

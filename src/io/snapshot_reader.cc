@@ -11,8 +11,8 @@
 namespace gpupool::io {
 namespace {
 
-using internal::element;
 using internal::FieldSpec;
+using internal::JsonValue;
 using internal::Path;
 using internal::ReadArray;
 using internal::ReadBool;
@@ -23,24 +23,24 @@ using internal::ReadInt64;
 using internal::ReadString;
 using internal::ReadStringArray;
 
-absl::Status ReadTopology(element value, const Path& path, Topology& out) {
+absl::Status ReadTopology(JsonValue value, const Path& path, Topology& out) {
   static constexpr FieldSpec kFields[] = {{"levels"}};
-  return ReadFields(value, path, kFields, [&](size_t, element v, const Path& p) {
+  return ReadFields(value, path, kFields, [&](size_t, JsonValue v, const Path& p) {
     return ReadStringArray(v, p, out.levels);
   });
 }
 
-absl::Status ReadWorkloadSpeed(element value, const Path& path, WorkloadSpeed& out) {
+absl::Status ReadWorkloadSpeed(JsonValue value, const Path& path, WorkloadSpeed& out) {
   static constexpr FieldSpec kFields[] = {{"workload_class", true}, {"speed_milli", true}};
-  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     if (field == 0) return ReadString(v, p, out.workload_class);
     return ReadInt64(v, p, out.speed_milli);
   });
 }
 
-absl::Status ReadGpuModel(element value, const Path& path, GpuModel& out) {
+absl::Status ReadGpuModel(JsonValue value, const Path& path, GpuModel& out) {
   static constexpr FieldSpec kFields[] = {{"name", true}, {"memory_mib", true}, {"speeds"}};
-  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
         return ReadString(v, p, out.name);
@@ -52,9 +52,9 @@ absl::Status ReadGpuModel(element value, const Path& path, GpuModel& out) {
   });
 }
 
-absl::Status ReadGpu(element value, const Path& path, Gpu& out) {
+absl::Status ReadGpu(JsonValue value, const Path& path, Gpu& out) {
   static constexpr FieldSpec kFields[] = {{"index", true}, {"island"}, {"healthy"}};
-  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
         return ReadInt32(v, p, out.index);
@@ -66,12 +66,12 @@ absl::Status ReadGpu(element value, const Path& path, Gpu& out) {
   });
 }
 
-absl::Status ReadNode(element value, const Path& path, Node& out) {
+absl::Status ReadNode(JsonValue value, const Path& path, Node& out) {
   static constexpr FieldSpec kFields[] = {
       {"id", true}, {"gpu_model"}, {"gpus"},  {"cpu_milli"},    {"memory_mib"},
       {"path"},     {"labels"},    {"state"}, {"owner_queues"},
   };
-  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
         return ReadString(v, p, out.id);
@@ -95,10 +95,10 @@ absl::Status ReadNode(element value, const Path& path, Node& out) {
   });
 }
 
-absl::Status ReadQuota(element value, const Path& path, Quota& out) {
+absl::Status ReadQuota(JsonValue value, const Path& path, Quota& out) {
   static constexpr FieldSpec kFields[] = {
       {"gpu_model"}, {"guaranteed_milli"}, {"limit_milli"}, {"over_quota_weight"}};
-  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
         return ReadString(v, p, out.gpu_model);
@@ -112,7 +112,7 @@ absl::Status ReadQuota(element value, const Path& path, Quota& out) {
   });
 }
 
-absl::Status ReadQueue(element value, const Path& path, Queue& out) {
+absl::Status ReadQueue(JsonValue value, const Path& path, Queue& out) {
   static constexpr FieldSpec kFields[] = {
       {"id", true},
       {"parent"},
@@ -124,7 +124,7 @@ absl::Status ReadQueue(element value, const Path& path, Queue& out) {
       {"budget_milli_gpu_seconds"},
       {"decayed_usage_milli_gpu_seconds"},
   };
-  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
         return ReadString(v, p, out.id);
@@ -148,10 +148,10 @@ absl::Status ReadQueue(element value, const Path& path, Queue& out) {
   });
 }
 
-absl::Status ReadRequest(element value, const Path& path, ResourceRequest& out) {
+absl::Status ReadRequest(JsonValue value, const Path& path, ResourceRequest& out) {
   static constexpr FieldSpec kFields[] = {
       {"gpu_milli"}, {"gpu_memory_mib"}, {"cpu_milli"}, {"memory_mib"}};
-  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
         return ReadInt64(v, p, out.gpu_milli);
@@ -165,10 +165,10 @@ absl::Status ReadRequest(element value, const Path& path, ResourceRequest& out) 
   });
 }
 
-absl::Status ReadTopologyConstraint(element value, const Path& path, TopologyConstraint& out) {
+absl::Status ReadTopologyConstraint(JsonValue value, const Path& path, TopologyConstraint& out) {
   static constexpr FieldSpec kFields[] = {
       {"replica_scope"}, {"replica_strictness"}, {"gang_level"}, {"gang_strictness"}};
-  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
         return ReadEnum(v, p, out.replica_scope, internal::ParseReplicaScope,
@@ -185,10 +185,10 @@ absl::Status ReadTopologyConstraint(element value, const Path& path, TopologyCon
   });
 }
 
-absl::Status ReadTaskGroup(element value, const Path& path, TaskGroup& out) {
+absl::Status ReadTaskGroup(JsonValue value, const Path& path, TaskGroup& out) {
   static constexpr FieldSpec kFields[] = {{"name"},    {"replicas"},   {"min_replicas"},
                                           {"request"}, {"gpu_models"}, {"topology"}};
-  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
         return ReadString(v, p, out.name);
@@ -206,10 +206,10 @@ absl::Status ReadTaskGroup(element value, const Path& path, TaskGroup& out) {
   });
 }
 
-absl::Status ReadCheckpointing(element value, const Path& path, Checkpointing& out) {
+absl::Status ReadCheckpointing(JsonValue value, const Path& path, Checkpointing& out) {
   static constexpr FieldSpec kFields[] = {
       {"interval_s"}, {"last_checkpoint_time"}, {"checkpoint_cost_s"}, {"restore_time_s"}};
-  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
         return ReadInt64(v, p, out.interval_s);
@@ -223,14 +223,14 @@ absl::Status ReadCheckpointing(element value, const Path& path, Checkpointing& o
   });
 }
 
-absl::Status ReadJob(element value, const Path& path, Job& out) {
+absl::Status ReadJob(JsonValue value, const Path& path, Job& out) {
   static constexpr FieldSpec kFields[] = {
       {"id", true},           {"queue", true}, {"priority"},      {"submit_time"},
       {"groups", true},       {"preemptible"}, {"checkpointing"}, {"min_runtime_s"},
       {"runtime_estimate_s"}, {"state"},       {"start_time"},    {"placements"},
       {"attained_service_s"},
   };
-  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
+  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
         return ReadString(v, p, out.id);
@@ -262,25 +262,26 @@ absl::Status ReadJob(element value, const Path& path, Job& out) {
   });
 }
 
-absl::Status ReadSnapshot(element value, const Path& path, Snapshot& out) {
+absl::Status ReadSnapshot(internal::JsonObject& object, const Path& path, Snapshot& out) {
   static constexpr FieldSpec kFields[] = {{"now"},   {"topology"}, {"gpu_models"},
                                           {"nodes"}, {"queues"},   {"jobs"}};
-  return ReadFields(value, path, kFields, [&](size_t field, element v, const Path& p) {
-    switch (field) {
-      case 0:
-        return ReadInt64(v, p, out.now);
-      case 1:
-        return ReadTopology(v, p, out.topology);
-      case 2:
-        return ReadArray(v, p, out.gpu_models, ReadGpuModel);
-      case 3:
-        return ReadArray(v, p, out.nodes, ReadNode);
-      case 4:
-        return ReadArray(v, p, out.queues, ReadQueue);
-      default:
-        return ReadArray(v, p, out.jobs, ReadJob);
-    }
-  });
+  return internal::ReadObjectFields(object, path, kFields,
+                                    [&](size_t field, JsonValue v, const Path& p) {
+                                      switch (field) {
+                                        case 0:
+                                          return ReadInt64(v, p, out.now);
+                                        case 1:
+                                          return ReadTopology(v, p, out.topology);
+                                        case 2:
+                                          return ReadArray(v, p, out.gpu_models, ReadGpuModel);
+                                        case 3:
+                                          return ReadArray(v, p, out.nodes, ReadNode);
+                                        case 4:
+                                          return ReadArray(v, p, out.queues, ReadQueue);
+                                        default:
+                                          return ReadArray(v, p, out.jobs, ReadJob);
+                                      }
+                                    });
 }
 
 }  // namespace
