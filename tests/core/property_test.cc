@@ -1,0 +1,521 @@
+// Seeded property test of the invariants of EVALUATION.md E4, over 1,200 random snapshots from
+// GenerateRandomSnapshot(seed), each scheduled with one of the built-in strategies:
+//   - Schedule() succeeds, and twice gives the same decisions;
+//   - every pending job of the input gets exactly one outcome, and no other job gets any;
+//   - Start placements are well formed (known group, replica indices 0..n-1, GpuCount() GPUs of
+//     the node, gpu_milli = MilliPerGpu()), and each started group runs between min_replicas and
+//     replicas (gangs all or nothing);
+//   - nothing lands on a node that is not ready, a GPU that is unhealthy, a node reserved to other
+//     queues, a model the job does not accept, a GPU with too little memory, or across models;
+//   - replica island scope and gang levels, when required, hold;
+//   - isolation: a started job shares no GPU (exclusive-gpu) or node (exclusive-node) with
+//     another tenant;
+//   - no GPU, CPU or memory over-committed once the starts are applied (and the result validates);
+//   - no queue pushed past a limit by new starts;
+//   - shuffling every list of the input gives byte-identical decisions;
+//   - applying the starts and scheduling again starts nothing (fixed point).
+// Failures name the seed; only the first few failing seeds are reported in full.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "fmt/format.h"
+#include "gpupool/apply.h"
+#include "gpupool/schedule.h"
+#include "gtest/gtest.h"
+#include "testing/builders.h"
+#include "testing/generator.h"
+
+namespace gpupool {
+namespace {
+
+using ::gpupool::testing::DecisionsToText;
+using ::gpupool::testing::GenerateRandomSnapshot;
+using ::gpupool::testing::ShuffleSnapshot;
+
+constexpr uint64_t kSeeds = 1200;
+constexpr int kReportedSeeds = 5;
+
+Policy PolicyForSeed(uint64_t seed) {
+  Policy policy;
+  switch (seed % 3) {
+    case 0:
+      policy.placement = PlacementStrategy::kBestFit;
+      break;
+    case 1:
+      policy.placement = PlacementStrategy::kFirstFit;
+      break;
+    default:
+      policy.placement = PlacementStrategy::kSpread;
+      break;
+  }
+  return policy;
+}
+
+// Lookups over one snapshot.
+class World {
+ public:
+  explicit World(const Snapshot& s) : snapshot_(s) {
+    for (const GpuModel& m : s.gpu_models) models_[m.name] = &m;
+    for (const Node& n : s.nodes) nodes_[n.id] = &n;
+    for (const Queue& q : s.queues) queues_[q.id] = &q;
+    for (const Job& j : s.jobs) jobs_[j.id] = &j;
+  }
+
+  const Node* node(const std::string& id) const { return Find(nodes_, id); }
+  const Job* job(const std::string& id) const { return Find(jobs_, id); }
+  const Queue* queue(const std::string& id) const { return Find(queues_, id); }
+  const GpuModel* model(const std::string& name) const { return Find(models_, name); }
+
+  // The queue and its ancestors, nearest first.
+  std::vector<const Queue*> Chain(const std::string& queue_id) const {
+    std::vector<const Queue*> chain;
+    for (const Queue* q = queue(queue_id); q != nullptr && chain.size() <= queues_.size();
+         q = q->parent.empty() ? nullptr : queue(q->parent)) {
+      chain.push_back(q);
+    }
+    return chain;
+  }
+
+  // The nearest queue of the chain that sets an isolation mode, or nullptr.
+  const Queue* TenantRoot(const std::string& queue_id) const {
+    for (const Queue* q : Chain(queue_id)) {
+      if (q->isolation != Isolation::kNone) return q;
+    }
+    return nullptr;
+  }
+
+  bool InSubtree(const std::string& queue_id, const std::string& root) const {
+    for (const Queue* q : Chain(queue_id)) {
+      if (q->id == root) return true;
+    }
+    return false;
+  }
+
+  const TaskGroup* group(const Job& job, const std::string& name) const {
+    for (const TaskGroup& g : job.groups) {
+      if (g.name == name) return &g;
+    }
+    return nullptr;
+  }
+
+  const std::string* PathValue(const Node& node, const std::string& level) const {
+    for (const TopologyLabel& l : node.path) {
+      if (l.level == level) return &l.value;
+    }
+    return nullptr;
+  }
+
+  // The domain key of a node at `level`: its values at that level and every level above (a
+  // level above that the node omits counts as an empty value), or nullopt when the node omits
+  // `level` itself and so belongs to no domain there.
+  std::optional<std::string> DomainKey(const Node& node, const std::string& level) const {
+    if (level == "node") return node.id;
+    std::string key;
+    for (const std::string& l : snapshot_.topology.levels) {
+      const std::string* v = PathValue(node, l);
+      if (l == level) {
+        if (v == nullptr) return std::nullopt;
+        return key + *v;
+      }
+      key += (v == nullptr ? std::string() : *v) + "/";
+    }
+    return std::nullopt;
+  }
+
+ private:
+  template <typename T>
+  static const T* Find(const std::map<std::string, const T*>& map, const std::string& key) {
+    auto it = map.find(key);
+    return it == map.end() ? nullptr : it->second;
+  }
+
+  const Snapshot& snapshot_;
+  std::map<std::string, const GpuModel*> models_;
+  std::map<std::string, const Node*> nodes_;
+  std::map<std::string, const Queue*> queues_;
+  std::map<std::string, const Job*> jobs_;
+};
+
+// Usage per (queue, model or "*") of the running jobs of a snapshot, counted up the tree.
+std::map<std::pair<std::string, std::string>, int64_t> QueueUsage(const Snapshot& s) {
+  World world(s);
+  std::map<std::pair<std::string, std::string>, int64_t> usage;
+  for (const Job& job : s.jobs) {
+    if (job.state != JobState::kRunning) continue;
+    for (const ReplicaPlacement& p : job.placements) {
+      const TaskGroup* g = world.group(job, p.group);
+      const Node* n = world.node(p.node);
+      if (g == nullptr || n == nullptr || g->request.gpu_milli == 0) continue;
+      for (const Queue* q : world.Chain(job.queue)) {
+        usage[{q->id, n->gpu_model}] += g->request.gpu_milli;
+        usage[{q->id, kAnyGpuModel}] += g->request.gpu_milli;
+      }
+    }
+  }
+  return usage;
+}
+
+// Checks one seed; appends a line per violation.
+void CheckSeed(uint64_t seed, std::vector<std::string>& violations) {
+  auto fail = [&](std::string what) {
+    violations.push_back(fmt::format("seed {}: {}", seed, what));
+  };
+  const Snapshot snapshot = GenerateRandomSnapshot(seed);
+  const Policy policy = PolicyForSeed(seed);
+  if (absl::Status valid = ValidateSnapshot(snapshot); !valid.ok()) {
+    fail(fmt::format("generator produced an invalid snapshot: {}", valid.ToString()));
+    return;
+  }
+  absl::StatusOr<Decisions> result = Schedule(snapshot, policy);
+  if (!result.ok()) {
+    fail(fmt::format("Schedule failed: {}", result.status().ToString()));
+    return;
+  }
+  const Decisions& d = *result;
+  const World world(snapshot);
+
+  // Same input, same output.
+  {
+    absl::StatusOr<Decisions> again = Schedule(snapshot, policy);
+    if (!again.ok() || DecisionsToText(*again) != DecisionsToText(d)) {
+      fail("scheduling the same snapshot twice gave different decisions");
+    }
+  }
+
+  // Exactly one outcome per pending job, none for others.
+  {
+    std::map<std::string, int> outcomes;
+    for (const StartDecision& s : d.starts) ++outcomes[s.job];
+    for (const PendingDecision& p : d.pending) ++outcomes[p.job];
+    for (const Job& job : snapshot.jobs) {
+      const int count = outcomes.count(job.id) ? outcomes[job.id] : 0;
+      if (job.state == JobState::kPending && count != 1) {
+        fail(fmt::format("pending job {} has {} outcomes", job.id, count));
+      }
+      if (job.state == JobState::kRunning && count != 0) {
+        fail(fmt::format("running job {} got a start or pending decision", job.id));
+      }
+      outcomes.erase(job.id);
+    }
+    for (const auto& [id, count] : outcomes) fail(fmt::format("decision for unknown job {}", id));
+  }
+
+  // Occupants per GPU and per node (running jobs and new starts), to check sharing.
+  std::map<std::pair<std::string, int32_t>, std::set<std::string>> gpu_jobs;
+  std::map<std::string, std::set<std::string>> node_jobs;
+  for (const Job& job : snapshot.jobs) {
+    for (const ReplicaPlacement& p : job.placements) {
+      node_jobs[p.node].insert(job.id);
+      for (int32_t g : p.gpus) gpu_jobs[{p.node, g}].insert(job.id);
+    }
+  }
+  for (const StartDecision& s : d.starts) {
+    for (const ReplicaPlacement& p : s.placements) {
+      node_jobs[p.node].insert(s.job);
+      for (int32_t g : p.gpus) gpu_jobs[{p.node, g}].insert(s.job);
+    }
+  }
+
+  // Each start.
+  for (const StartDecision& s : d.starts) {
+    const Job* job = world.job(s.job);
+    if (job == nullptr) continue;  // reported above
+    std::map<std::string, std::set<int32_t>> replicas;
+    std::set<std::string> models_used;
+    for (const ReplicaPlacement& p : s.placements) {
+      const TaskGroup* group = world.group(*job, p.group);
+      const Node* node = world.node(p.node);
+      if (group == nullptr || node == nullptr) {
+        fail(
+            fmt::format("{}: placement names unknown group {} or node {}", s.job, p.group, p.node));
+        continue;
+      }
+      if (!replicas[p.group].insert(p.replica).second) {
+        fail(fmt::format("{}: replica {}/{} placed twice", s.job, p.group, p.replica));
+      }
+      if (node->state != NodeState::kReady) {
+        fail(fmt::format("{}: placed on node {} that is not ready", s.job, node->id));
+      }
+      if (!node->owner_queues.empty()) {
+        bool allowed = false;
+        for (const std::string& owner : node->owner_queues) {
+          allowed = allowed || world.InSubtree(job->queue, owner);
+        }
+        if (!allowed) {
+          fail(fmt::format("{}: placed on node {} reserved to other queues", s.job, node->id));
+        }
+      }
+      const ResourceRequest& request = group->request;
+      if (static_cast<int64_t>(p.gpus.size()) != request.GpuCount()) {
+        fail(fmt::format("{}: {}/{} has {} GPUs, wants {}", s.job, p.group, p.replica,
+                         p.gpus.size(), request.GpuCount()));
+      }
+      if (p.gpu_milli != request.MilliPerGpu()) {
+        fail(fmt::format("{}: {}/{} gpu_milli {} != {}", s.job, p.group, p.replica, p.gpu_milli,
+                         request.MilliPerGpu()));
+      }
+      std::set<int32_t> islands;
+      std::set<int32_t> seen;
+      for (int32_t index : p.gpus) {
+        const Gpu* gpu = nullptr;
+        for (const Gpu& g : node->gpus) {
+          if (g.index == index) gpu = &g;
+        }
+        if (gpu == nullptr) {
+          fail(fmt::format("{}: GPU {} is not on node {}", s.job, index, node->id));
+          continue;
+        }
+        if (!seen.insert(index).second) fail(fmt::format("{}: GPU {} used twice", s.job, index));
+        if (!gpu->healthy) {
+          fail(fmt::format("{}: placed on unhealthy GPU {} of {}", s.job, index, node->id));
+        }
+        islands.insert(gpu->island);
+      }
+      if (!p.gpus.empty()) {
+        models_used.insert(node->gpu_model);
+        if (!group->gpu_models.empty() &&
+            std::find(group->gpu_models.begin(), group->gpu_models.end(), node->gpu_model) ==
+                group->gpu_models.end()) {
+          fail(fmt::format("{}: placed on model {} it does not accept", s.job, node->gpu_model));
+        }
+        const GpuModel* model = world.model(node->gpu_model);
+        if (model != nullptr && request.gpu_memory_mib > model->memory_mib) {
+          fail(fmt::format("{}: needs {} MiB per GPU, {} has {}", s.job, request.gpu_memory_mib,
+                           node->id, model->memory_mib));
+        }
+      }
+      if (group->topology.replica_scope == ReplicaScope::kIsland &&
+          group->topology.replica_strictness == Strictness::kRequired && islands.size() > 1) {
+        fail(fmt::format("{}: replica {}/{} spans islands on {}", s.job, p.group, p.replica,
+                         node->id));
+      }
+      // Isolation, seen from the jobs already on this node or GPU: a job of another tenant
+      // must not have joined them.
+      auto outside_tenant_of = [&](const std::string& other, Isolation mode) {
+        if (other == s.job) return false;
+        const Job* o = world.job(other);
+        const Queue* root = o == nullptr ? nullptr : world.TenantRoot(o->queue);
+        return root != nullptr && root->isolation == mode && !world.InSubtree(job->queue, root->id);
+      };
+      for (const std::string& other : node_jobs[node->id]) {
+        if (outside_tenant_of(other, Isolation::kExclusiveNode)) {
+          fail(
+              fmt::format("{}: joined node {} of exclusive tenant job {}", s.job, node->id, other));
+        }
+      }
+      for (int32_t index : p.gpus) {
+        for (const std::string& other : gpu_jobs[{node->id, index}]) {
+          if (outside_tenant_of(other, Isolation::kExclusiveGpu)) {
+            fail(fmt::format("{}: joined GPU {}:{} of exclusive tenant job {}", s.job, node->id,
+                             index, other));
+          }
+        }
+      }
+      // Isolation, seen from this job.
+      if (const Queue* root = world.TenantRoot(job->queue); root != nullptr) {
+        auto other_tenant = [&](const std::string& other) {
+          const Job* o = world.job(other);
+          return o != nullptr && !world.InSubtree(o->queue, root->id);
+        };
+        if (root->isolation == Isolation::kExclusiveNode) {
+          for (const std::string& other : node_jobs[node->id]) {
+            if (other_tenant(other)) {
+              fail(fmt::format("{}: shares exclusive node {} with {}", s.job, node->id, other));
+            }
+          }
+        } else {
+          for (int32_t index : p.gpus) {
+            for (const std::string& other : gpu_jobs[{node->id, index}]) {
+              if (other_tenant(other)) {
+                fail(fmt::format("{}: shares exclusive GPU {}:{} with {}", s.job, node->id, index,
+                                 other));
+              }
+            }
+          }
+        }
+      }
+    }
+    if (models_used.size() > 1) fail(fmt::format("{}: placed across GPU models", s.job));
+    // Gangs all or nothing, replica indices dense.
+    for (const TaskGroup& group : job->groups) {
+      const std::set<int32_t>& got = replicas[group.name];
+      const int64_t count = static_cast<int64_t>(got.size());
+      if (count < group.MinReplicas() || count > group.replicas) {
+        fail(fmt::format("{}: group {} started with {} replicas, needs [{}, {}]", s.job, group.name,
+                         count, group.MinReplicas(), group.replicas));
+      }
+      if (!got.empty() && (*got.begin() != 0 || *got.rbegin() != count - 1)) {
+        fail(fmt::format("{}: group {} replica indices not 0..{}", s.job, group.name, count - 1));
+      }
+    }
+    // Required gang level: every replica in one domain.
+    for (const TaskGroup& group : job->groups) {
+      const TopologyConstraint& t = group.topology;
+      if (!t.gang_level.has_value() || t.gang_strictness != Strictness::kRequired) continue;
+      std::set<std::optional<std::string>> domains;
+      for (const ReplicaPlacement& p : s.placements) {
+        if (const Node* node = world.node(p.node)) {
+          domains.insert(world.DomainKey(*node, *t.gang_level));
+        }
+      }
+      if (domains.size() > 1 || (domains.size() == 1 && !domains.begin()->has_value())) {
+        fail(fmt::format("{}: required gang level {} broken", s.job, *t.gang_level));
+      }
+    }
+  }
+
+  // Apply, then check capacity directly and through validation.
+  Snapshot applied = snapshot;
+  if (absl::Status status = ApplyStarts(d, applied); !status.ok()) {
+    fail(fmt::format("ApplyStarts failed: {}", status.ToString()));
+    return;
+  }
+  {
+    const World after(applied);
+    std::map<std::pair<std::string, int32_t>, int64_t> milli;
+    std::map<std::string, std::pair<int64_t, int64_t>> cpu_memory;
+    for (const Job& job : applied.jobs) {
+      for (const ReplicaPlacement& p : job.placements) {
+        const TaskGroup* g = after.group(job, p.group);
+        if (g == nullptr) continue;
+        for (int32_t index : p.gpus) milli[{p.node, index}] += g->request.MilliPerGpu();
+        cpu_memory[p.node].first += g->request.cpu_milli;
+        cpu_memory[p.node].second += g->request.memory_mib;
+      }
+    }
+    for (const auto& [gpu, used] : milli) {
+      if (used > kMilliPerGpu) {
+        fail(fmt::format("GPU {}:{} over-committed: {}", gpu.first, gpu.second, used));
+      }
+    }
+    for (const auto& [id, used] : cpu_memory) {
+      const Node* node = after.node(id);
+      if (node != nullptr && (used.first > node->cpu_milli || used.second > node->memory_mib)) {
+        fail(fmt::format("node {} over-committed: cpu {} of {}, memory {} of {}", id, used.first,
+                         node->cpu_milli, used.second, node->memory_mib));
+      }
+    }
+  }
+  if (absl::Status valid = ValidateSnapshot(applied); !valid.ok()) {
+    fail(fmt::format("snapshot after ApplyStarts is invalid: {}", valid.ToString()));
+  }
+
+  // Limits: new starts never take a queue past a limit (usage that was already above a limit
+  // before the cycle may stay there, but must not grow).
+  {
+    const auto before = QueueUsage(snapshot);
+    const auto after = QueueUsage(applied);
+    for (const Queue& q : snapshot.queues) {
+      for (const Quota& quota : q.quotas) {
+        if (!quota.limit_milli.has_value()) continue;
+        auto key = std::make_pair(q.id, quota.gpu_model);
+        const int64_t was = before.count(key) ? before.at(key) : 0;
+        const int64_t now = after.count(key) ? after.at(key) : 0;
+        if (now > *quota.limit_milli && now > was) {
+          fail(fmt::format("queue {} model {}: usage {} -> {} past limit {}", q.id, quota.gpu_model,
+                           was, now, *quota.limit_milli));
+        }
+      }
+    }
+  }
+
+  // Fixed point.
+  {
+    absl::StatusOr<Decisions> next = Schedule(applied, policy);
+    if (!next.ok()) {
+      fail(fmt::format("Schedule after ApplyStarts failed: {}", next.status().ToString()));
+    } else if (!next->starts.empty()) {
+      fail(fmt::format("Schedule after ApplyStarts started {} more, first {}", next->starts.size(),
+                       next->starts.front().job));
+    }
+  }
+
+  // Shuffled input, same decisions.
+  {
+    Snapshot shuffled = snapshot;
+    ShuffleSnapshot(shuffled, seed * 7919 + 1);
+    absl::StatusOr<Decisions> other = Schedule(shuffled, policy);
+    if (!other.ok()) {
+      fail(fmt::format("Schedule of the shuffled snapshot failed: {}", other.status().ToString()));
+    } else if (const std::string a = DecisionsToText(d), b = DecisionsToText(*other); a != b) {
+      fail(fmt::format("shuffled input changed the decisions:\n--- original\n{}--- shuffled\n{}", a,
+                       b));
+    }
+  }
+}
+
+TEST(PropertyTest, InvariantsHoldOnRandomSnapshots) {
+  int failing_seeds = 0;
+  int64_t starts = 0;
+  for (uint64_t seed = 0; seed < kSeeds; ++seed) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    std::vector<std::string> violations;
+    CheckSeed(seed, violations);
+    if (!violations.empty()) {
+      ++failing_seeds;
+      if (failing_seeds <= kReportedSeeds) {
+        std::string text;
+        for (const std::string& v : violations) text += v + "\n";
+        ADD_FAILURE() << text;
+      }
+    }
+    absl::StatusOr<Decisions> d = Schedule(GenerateRandomSnapshot(seed), PolicyForSeed(seed));
+    if (d.ok()) starts += static_cast<int64_t>(d->starts.size());
+  }
+  EXPECT_EQ(failing_seeds, 0) << "seeds with violations (the first " << kReportedSeeds
+                              << " are reported above)";
+  // The property is not vacuous: the snapshots do start work.
+  EXPECT_GT(starts, static_cast<int64_t>(kSeeds));
+}
+
+// Each invariant is checked separately on the seeds where it is most likely to break, so that a
+// regression names the invariant in the test name too.
+TEST(PropertyTest, ShuffleInvarianceOnRandomSnapshots) {
+  int failing = 0;
+  for (uint64_t seed = 0; seed < 300; ++seed) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    const Snapshot snapshot = GenerateRandomSnapshot(seed);
+    absl::StatusOr<Decisions> a = Schedule(snapshot, Policy{});
+    ASSERT_TRUE(a.ok()) << a.status();
+    for (uint64_t shuffle = 1; shuffle <= 3; ++shuffle) {
+      Snapshot shuffled = snapshot;
+      ShuffleSnapshot(shuffled, seed * 1000 + shuffle);
+      absl::StatusOr<Decisions> b = Schedule(shuffled, Policy{});
+      ASSERT_TRUE(b.ok()) << b.status();
+      if (DecisionsToText(*a) != DecisionsToText(*b)) {
+        if (++failing <= 2) {
+          EXPECT_EQ(DecisionsToText(*a), DecisionsToText(*b));
+        }
+        break;
+      }
+    }
+  }
+  EXPECT_EQ(failing, 0) << "seeds whose decisions depend on list order";
+}
+
+TEST(PropertyTest, FixedPointOnRandomSnapshots) {
+  int failing = 0;
+  for (uint64_t seed = 0; seed < 300; ++seed) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    Snapshot snapshot = GenerateRandomSnapshot(seed);
+    absl::StatusOr<Decisions> a = Schedule(snapshot, Policy{});
+    ASSERT_TRUE(a.ok()) << a.status();
+    ASSERT_TRUE(ApplyStarts(*a, snapshot).ok());
+    absl::StatusOr<Decisions> b = Schedule(snapshot, Policy{});
+    ASSERT_TRUE(b.ok()) << b.status();
+    if (!b->starts.empty() && ++failing <= 2) {
+      ADD_FAILURE() << "second cycle started more:\n" << DecisionsToText(*b);
+    }
+  }
+  EXPECT_EQ(failing, 0);
+}
+
+}  // namespace
+}  // namespace gpupool
