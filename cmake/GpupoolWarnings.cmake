@@ -6,6 +6,10 @@ function(gpupool_set_warnings target)
                          # Designated initializers that leave fields at their defaults are the
                          # idiom for our option structs.
                          -Wno-missing-field-initializers)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # GCC 12 reports false -Wrestrict positives inside std::string (GCC bug 105329).
+    target_compile_options(${target} PRIVATE -Wno-restrict)
+  endif()
   if(GPUPOOL_WARNINGS_AS_ERRORS)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
