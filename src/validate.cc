@@ -31,15 +31,10 @@
 #include "fmt/format.h"
 #include "gpupool/schedule.h"
 #include "gpupool/snapshot.h"
+#include "internal/check.h"
 
 namespace gpupool {
 namespace {
-
-#define GPUPOOL_VALIDATE_RETURN_IF_ERROR(expr) \
-  do {                                         \
-    absl::Status status_ = (expr);             \
-    if (!status_.ok()) return status_;         \
-  } while (false)
 
 // Largest total replica count of one job. Replicas are placed one by one, so a job asking for
 // billions of (possibly empty) replicas would make a cycle run out of memory instead of failing.
@@ -138,8 +133,12 @@ struct NodeInfo {
   const Node* node = nullptr;
   // The node's GPUs sorted by index.
   std::vector<const Gpu*> gpus;
-  // Milli-GPUs allocated by running jobs, per GPU (aligned with `gpus`), and CPU and memory.
+  // Memory of one of its GPUs (0 for a CPU-only node).
+  int64_t gpu_memory_mib = 0;
+  // Milli-GPUs and GPU memory allocated by running jobs, per GPU (aligned with `gpus`), and CPU
+  // and memory.
   std::vector<int64_t> used_milli;
+  std::vector<int64_t> used_gpu_memory_mib;
   int64_t used_cpu_milli = 0;
   int64_t used_memory_mib = 0;
 
@@ -157,12 +156,12 @@ class Validator {
   explicit Validator(const Snapshot& snapshot) : snapshot_(snapshot) {}
 
   absl::Status Run() {
-    GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckQuantity(snapshot_.now, "now"));
-    GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckTopology());
-    GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckGpuModels());
-    GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckQueues());
-    GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckNodes());
-    GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckJobs());
+    GPUPOOL_RETURN_IF_ERROR(CheckQuantity(snapshot_.now, "now"));
+    GPUPOOL_RETURN_IF_ERROR(CheckTopology());
+    GPUPOOL_RETURN_IF_ERROR(CheckGpuModels());
+    GPUPOOL_RETURN_IF_ERROR(CheckQueues());
+    GPUPOOL_RETURN_IF_ERROR(CheckNodes());
+    GPUPOOL_RETURN_IF_ERROR(CheckJobs());
     return CheckOverCommitment();
   }
 
@@ -212,7 +211,7 @@ class Validator {
       if (model->memory_mib <= 0) {
         return Invalid("gpu_models[{}].memory_mib: must be > 0", model->name);
       }
-      GPUPOOL_VALIDATE_RETURN_IF_ERROR(
+      GPUPOOL_RETURN_IF_ERROR(
           CheckQuantityF(model->memory_mib, "gpu_models[{}].memory_mib", model->name));
       auto speeds = SortedBy(model->speeds, [](const WorkloadSpeed& s) -> const std::string& {
         return s.workload_class;
@@ -226,28 +225,31 @@ class Validator {
           return Invalid("gpu_models[{}].speeds[{}]: duplicate workload class", model->name,
                          speed.workload_class);
         }
-        GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckQuantityF(speed.speed_milli,
-                                                        "gpu_models[{}].speeds[{}].speed_milli",
-                                                        model->name, speed.workload_class));
+        GPUPOOL_RETURN_IF_ERROR(CheckQuantityF(speed.speed_milli,
+                                               "gpu_models[{}].speeds[{}].speed_milli", model->name,
+                                               speed.workload_class));
       }
     }
     return absl::OkStatus();
   }
 
-  bool KnownModel(std::string_view name) const {
+  const GpuModel* FindModel(std::string_view name) const {
     auto it =
         std::lower_bound(models_.begin(), models_.end(), name,
                          [](const GpuModel* m, std::string_view key) { return m->name < key; });
-    return it != models_.end() && (*it)->name == name;
+    if (it == models_.end() || (*it)->name != name) return nullptr;
+    return *it;
   }
+
+  bool KnownModel(std::string_view name) const { return FindModel(name) != nullptr; }
 
   // --- queues ----------------------------------------------------------------------------------
 
   absl::Status CheckQueues() {
     queues_ = SortedBy(snapshot_.queues, [](const Queue& q) -> const std::string& { return q.id; });
-    GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckIds(queues_, "queues"));
+    GPUPOOL_RETURN_IF_ERROR(CheckIds(queues_, "queues"));
     for (const Queue* queue : queues_) {
-      GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckQueue(*queue));
+      GPUPOOL_RETURN_IF_ERROR(CheckQueue(*queue));
     }
     return CheckQueueCycles();
   }
@@ -279,22 +281,22 @@ class Validator {
         return Inconsistent("queues[{}].quotas[{}].gpu_model: unknown GPU model \"{}\"", id, model,
                             model);
       }
-      GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckQuantityF(
-          quota->guaranteed_milli, "queues[{}].quotas[{}].guaranteed_milli", id, model));
+      GPUPOOL_RETURN_IF_ERROR(CheckQuantityF(quota->guaranteed_milli,
+                                             "queues[{}].quotas[{}].guaranteed_milli", id, model));
       if (quota->limit_milli.has_value()) {
-        GPUPOOL_VALIDATE_RETURN_IF_ERROR(
+        GPUPOOL_RETURN_IF_ERROR(
             CheckQuantityF(*quota->limit_milli, "queues[{}].quotas[{}].limit_milli", id, model));
         if (quota->guaranteed_milli > *quota->limit_milli) {
           return Invalid("queues[{}].quotas[{}].guaranteed_milli: {} is above limit_milli {}", id,
                          model, quota->guaranteed_milli, *quota->limit_milli);
         }
       }
-      GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckQuantityF(
-          quota->over_quota_weight, "queues[{}].quotas[{}].over_quota_weight", id, model));
+      GPUPOOL_RETURN_IF_ERROR(CheckQuantityF(quota->over_quota_weight,
+                                             "queues[{}].quotas[{}].over_quota_weight", id, model));
     }
     if (queue.budget_milli_gpu_seconds.has_value()) {
-      GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckQuantityF(*queue.budget_milli_gpu_seconds,
-                                                      "queues[{}].budget_milli_gpu_seconds", id));
+      GPUPOOL_RETURN_IF_ERROR(CheckQuantityF(*queue.budget_milli_gpu_seconds,
+                                             "queues[{}].budget_milli_gpu_seconds", id));
     }
     return CheckQuantityF(queue.decayed_usage_milli_gpu_seconds,
                           "queues[{}].decayed_usage_milli_gpu_seconds", id);
@@ -345,12 +347,12 @@ class Validator {
   absl::Status CheckNodes() {
     auto nodes =
         SortedBy(snapshot_.nodes, [](const Node& n) -> const std::string& { return n.id; });
-    GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckIds(nodes, "nodes"));
+    GPUPOOL_RETURN_IF_ERROR(CheckIds(nodes, "nodes"));
     nodes_.reserve(nodes.size());
     for (const Node* node : nodes) {
       NodeInfo info;
       info.node = node;
-      GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckNode(*node, info));
+      GPUPOOL_RETURN_IF_ERROR(CheckNode(*node, info));
       nodes_.push_back(std::move(info));
     }
     return absl::OkStatus();
@@ -380,8 +382,10 @@ class Validator {
       if (gpu.island < 0) return Invalid("nodes[{}].gpus[{}].island: must be >= 0", id, gpu.index);
     }
     info.used_milli.assign(info.gpus.size(), 0);
-    GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckQuantityF(node.cpu_milli, "nodes[{}].cpu_milli", id));
-    GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckQuantityF(node.memory_mib, "nodes[{}].memory_mib", id));
+    info.used_gpu_memory_mib.assign(info.gpus.size(), 0);
+    if (const GpuModel* model = FindModel(node.gpu_model)) info.gpu_memory_mib = model->memory_mib;
+    GPUPOOL_RETURN_IF_ERROR(CheckQuantityF(node.cpu_milli, "nodes[{}].cpu_milli", id));
+    GPUPOOL_RETURN_IF_ERROR(CheckQuantityF(node.memory_mib, "nodes[{}].memory_mib", id));
 
     auto path =
         SortedBy(node.path, [](const TopologyLabel& l) -> const std::string& { return l.level; });
@@ -434,8 +438,8 @@ class Validator {
 
   absl::Status CheckJobs() {
     auto jobs = SortedBy(snapshot_.jobs, [](const Job& j) -> const std::string& { return j.id; });
-    GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckIds(jobs, "jobs"));
-    for (const Job* job : jobs) GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckJob(*job));
+    GPUPOOL_RETURN_IF_ERROR(CheckIds(jobs, "jobs"));
+    for (const Job* job : jobs) GPUPOOL_RETURN_IF_ERROR(CheckJob(*job));
     return absl::OkStatus();
   }
 
@@ -445,7 +449,7 @@ class Validator {
     if (FindById(queues_, job.queue) == nullptr) {
       return Inconsistent("jobs[{}].queue: unknown queue \"{}\"", id, job.queue);
     }
-    GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckQuantityF(job.submit_time, "jobs[{}].submit_time", id));
+    GPUPOOL_RETURN_IF_ERROR(CheckQuantityF(job.submit_time, "jobs[{}].submit_time", id));
     if (job.groups.empty()) return Invalid("jobs[{}].groups: must not be empty", id);
 
     auto groups =
@@ -461,7 +465,7 @@ class Validator {
     int64_t total_cpu_milli = 0;
     int64_t total_memory_mib = 0;
     for (const TaskGroup* group : groups) {
-      GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckGroup(job, *group));
+      GPUPOOL_RETURN_IF_ERROR(CheckGroup(job, *group));
       // Totals of the whole job stay within kMaxQuantity, so that the engine's sums over a
       // snapshot cannot overflow; the replica count is bounded so that placing them is too.
       const std::string& name = group->name;
@@ -490,23 +494,22 @@ class Validator {
     }
 
     const Checkpointing& ckpt = job.checkpointing;
-    GPUPOOL_VALIDATE_RETURN_IF_ERROR(
+    GPUPOOL_RETURN_IF_ERROR(
         CheckQuantityF(ckpt.interval_s, "jobs[{}].checkpointing.interval_s", id));
     if (ckpt.last_checkpoint_time.has_value()) {
-      GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckQuantityF(
-          *ckpt.last_checkpoint_time, "jobs[{}].checkpointing.last_checkpoint_time", id));
+      GPUPOOL_RETURN_IF_ERROR(CheckQuantityF(*ckpt.last_checkpoint_time,
+                                             "jobs[{}].checkpointing.last_checkpoint_time", id));
     }
-    GPUPOOL_VALIDATE_RETURN_IF_ERROR(
+    GPUPOOL_RETURN_IF_ERROR(
         CheckQuantityF(ckpt.checkpoint_cost_s, "jobs[{}].checkpointing.checkpoint_cost_s", id));
-    GPUPOOL_VALIDATE_RETURN_IF_ERROR(
+    GPUPOOL_RETURN_IF_ERROR(
         CheckQuantityF(ckpt.restore_time_s, "jobs[{}].checkpointing.restore_time_s", id));
-    GPUPOOL_VALIDATE_RETURN_IF_ERROR(
-        CheckQuantityF(job.min_runtime_s, "jobs[{}].min_runtime_s", id));
+    GPUPOOL_RETURN_IF_ERROR(CheckQuantityF(job.min_runtime_s, "jobs[{}].min_runtime_s", id));
     if (job.runtime_estimate_s.has_value()) {
-      GPUPOOL_VALIDATE_RETURN_IF_ERROR(
+      GPUPOOL_RETURN_IF_ERROR(
           CheckQuantityF(*job.runtime_estimate_s, "jobs[{}].runtime_estimate_s", id));
     }
-    GPUPOOL_VALIDATE_RETURN_IF_ERROR(
+    GPUPOOL_RETURN_IF_ERROR(
         CheckQuantityF(job.attained_service_s, "jobs[{}].attained_service_s", id));
 
     switch (job.state) {
@@ -540,7 +543,7 @@ class Validator {
       }
     }
     const ResourceRequest& request = group.request;
-    GPUPOOL_VALIDATE_RETURN_IF_ERROR(
+    GPUPOOL_RETURN_IF_ERROR(
         CheckQuantityF(request.gpu_milli, "jobs[{}].groups[{}].request.gpu_milli", id, name));
     if (request.gpu_milli > kMilliPerGpu && request.gpu_milli % kMilliPerGpu != 0) {
       return Invalid(
@@ -551,11 +554,11 @@ class Validator {
       return Invalid("jobs[{}].groups[{}].request.gpu_milli: {} asks for more than {} GPUs", id,
                      name, request.gpu_milli, kMaxGpuIndex);
     }
-    GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckQuantityF(
-        request.gpu_memory_mib, "jobs[{}].groups[{}].request.gpu_memory_mib", id, name));
-    GPUPOOL_VALIDATE_RETURN_IF_ERROR(
+    GPUPOOL_RETURN_IF_ERROR(CheckQuantityF(request.gpu_memory_mib,
+                                           "jobs[{}].groups[{}].request.gpu_memory_mib", id, name));
+    GPUPOOL_RETURN_IF_ERROR(
         CheckQuantityF(request.cpu_milli, "jobs[{}].groups[{}].request.cpu_milli", id, name));
-    GPUPOOL_VALIDATE_RETURN_IF_ERROR(
+    GPUPOOL_RETURN_IF_ERROR(
         CheckQuantityF(request.memory_mib, "jobs[{}].groups[{}].request.memory_mib", id, name));
 
     // The list is a preference order, so it is checked as given. A model the pool does not have
@@ -613,7 +616,7 @@ class Validator {
     if (!job.start_time.has_value()) {
       return Inconsistent("jobs[{}].start_time: a running job must have one", id);
     }
-    GPUPOOL_VALIDATE_RETURN_IF_ERROR(CheckQuantityF(*job.start_time, "jobs[{}].start_time", id));
+    GPUPOOL_RETURN_IF_ERROR(CheckQuantityF(*job.start_time, "jobs[{}].start_time", id));
 
     auto placements = SortedBy(job.placements, [](const ReplicaPlacement& p) {
       return std::pair<std::string_view, int32_t>(p.group, p.replica);
@@ -687,10 +690,20 @@ class Validator {
             "the group does not accept",
             id, p.group, p.replica, p.node, node->node->gpu_model);
       }
-      // Record the allocation; over-commitment is checked once every job is in.
+      if (!gpus.empty() && request.gpu_memory_mib > node->gpu_memory_mib) {
+        return Inconsistent(
+            "jobs[{}].placements[{}/{}].node: the group needs {} MiB per GPU, "
+            "node {} has {} MiB GPUs",
+            id, p.group, p.replica, request.gpu_memory_mib, p.node, node->gpu_memory_mib);
+      }
+      // Record the allocation; over-commitment is checked once every job is in. A share of a
+      // GPU takes the GPU memory it asks for, a whole GPU all of it.
+      const int64_t gpu_memory =
+          milli < kMilliPerGpu ? request.gpu_memory_mib : node->gpu_memory_mib;
       for (int32_t index : gpus) {
-        int64_t& used = node->used_milli[static_cast<size_t>(node->FindGpu(index))];
-        used = SaturatingAdd(used, milli);
+        const size_t g = static_cast<size_t>(node->FindGpu(index));
+        node->used_milli[g] = SaturatingAdd(node->used_milli[g], milli);
+        node->used_gpu_memory_mib[g] = SaturatingAdd(node->used_gpu_memory_mib[g], gpu_memory);
       }
       node->used_cpu_milli = SaturatingAdd(node->used_cpu_milli, request.cpu_milli);
       node->used_memory_mib = SaturatingAdd(node->used_memory_mib, request.memory_mib);
@@ -719,6 +732,12 @@ class Validator {
               "of {}",
               node.id, info.gpus[g]->index, info.used_milli[g], kMilliPerGpu);
         }
+        if (info.used_gpu_memory_mib[g] > info.gpu_memory_mib) {
+          return Inconsistent(
+              "nodes[{}].gpus[{}]: GPU memory over-committed: running jobs use {} "
+              "MiB of {}",
+              node.id, info.gpus[g]->index, info.used_gpu_memory_mib[g], info.gpu_memory_mib);
+        }
       }
       if (info.used_cpu_milli > node.cpu_milli) {
         return Inconsistent("nodes[{}].cpu_milli: over-committed: running jobs use {} of {}",
@@ -740,8 +759,6 @@ class Validator {
   std::vector<const Queue*> queues_;
   std::vector<NodeInfo> nodes_;
 };
-
-#undef GPUPOOL_VALIDATE_RETURN_IF_ERROR
 
 }  // namespace
 

@@ -503,6 +503,20 @@ std::vector<BadCase> BadCases() {
        },
        kInconsistent,
        "nodes[n1].gpus[3]: over-committed: running jobs use 2000 milli-GPUs of 1000"},
+      {"RunningShareNeedsMoreGpuMemoryThanTheGpuHas",
+       [](Snapshot& s) { JobById(s, "j3").groups[0].request.gpu_memory_mib = 90000; },
+       kInconsistent,
+       "jobs[j3].placements[worker/0].node: the group needs 90000 MiB per GPU, node n2 has 81920 "
+       "MiB GPUs"},
+      {"GpuMemoryOverCommitted",
+       [](Snapshot& s) {
+         // j6 shares GPU 0 of n2 with j3's worker: 500 + 250 milli fit, 20000 + 70000 MiB do not.
+         s.jobs.push_back(MakeRunningJob("j6", "team-a", GpuRequest(250, 0, 0, 70000),
+                                         {Placement("n2", {0})}, 0));
+       },
+       kInconsistent,
+       "nodes[n2].gpus[0]: GPU memory over-committed: running jobs use 90000 MiB of "
+       "81920"},
       {"CpuOverCommitted",
        [](Snapshot& s) { JobById(s, "j2").groups[0].request.cpu_milli = 40000; }, kInconsistent,
        "nodes[n1].cpu_milli: over-committed: running jobs use 80000 of 64000"},
