@@ -648,6 +648,26 @@ TEST(ScheduleTest, GpuMemoryPerGpu) {
   ExpectStart(d, "k", {At("a-l4", {3}, 1000)});
 }
 
+// GPU memory is shared by the replicas on one GPU. n1 has 2 A100 (80 GiB); r holds 250 milli
+// and 60000 MiB of GPU 0.
+//   j (250 milli, 30000 MiB): GPU 0 has the least free milli but only 21920 MiB left → GPU 1;
+//   k (250 milli, 20000 MiB): GPUs 0 and 1 both have 750 milli free → GPU 0, whose 21920 MiB
+//   hold it.
+TEST(ScheduleTest, GpuMemoryIsSharedOnAGpu) {
+  Snapshot snapshot =
+      SnapshotBuilder()
+          .Model("A100", 81920)
+          .Node(MakeNode("n1", "A100", 2))
+          .Queue("q")
+          .Job(MakeRunningJob("r", "q", GpuRequest(250, 0, 0, 60000), {Placement("n1", {0})}))
+          .Job(WithPriority(MakePendingJob("j", "q", GpuRequest(250, 0, 0, 30000)), 0, 1))
+          .Job(WithPriority(MakePendingJob("k", "q", GpuRequest(250, 0, 0, 20000)), 0, 2))
+          .Build();
+  Decisions d = ScheduleOk(snapshot);
+  ExpectStart(d, "j", {At("n1", {1}, 250)});
+  ExpectStart(d, "k", {At("n1", {0}, 250)});
+}
+
 // n1 (2 free GPUs, 8 cores, 64 GiB) is best-fit's favourite; n2 (8 free GPUs, 64 cores,
 // 512 GiB) is not; "z-cpu" has no GPU. In order:
 //   c (1 GPU, 16 cores): n1 lacks CPU → n2 GPU 0;
