@@ -3,12 +3,18 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "cli/commands.h"
 #include "fmt/format.h"
 
 namespace gpupool::cli {
 namespace {
+
+// "1 node", "3 nodes".
+std::string Count(int64_t n, std::string_view singular, std::string_view plural) {
+  return fmt::format("{} {}", n, n == 1 ? singular : plural);
+}
 
 int RunValidate(const std::string& path) {
   absl::StatusOr<Snapshot> snapshot = LoadValidSnapshot(path);
@@ -21,11 +27,12 @@ int RunValidate(const std::string& path) {
   int64_t running = 0;
   for (const Job& job : snapshot->jobs) running += job.state == JobState::kRunning ? 1 : 0;
   const int64_t jobs = static_cast<int64_t>(snapshot->jobs.size());
-  fmt::print(
-      "{}: ok: {} nodes ({} GPUs), {} GPU models, {} queues, {} jobs ({} pending, {} "
-      "running)\n",
-      path, snapshot->nodes.size(), gpus, snapshot->gpu_models.size(), snapshot->queues.size(),
-      jobs, jobs - running, running);
+  const auto size = [](const auto& list) { return static_cast<int64_t>(list.size()); };
+  fmt::print("{}: ok: {} ({}), {}, {}, {} ({} pending, {} running)\n", path,
+             Count(size(snapshot->nodes), "node", "nodes"), Count(gpus, "GPU", "GPUs"),
+             Count(size(snapshot->gpu_models), "GPU model", "GPU models"),
+             Count(size(snapshot->queues), "queue", "queues"), Count(jobs, "job", "jobs"),
+             jobs - running, running);
   return kExitOk;
 }
 
