@@ -225,9 +225,11 @@ class Validator {
           return Invalid("gpu_models[{}].speeds[{}]: duplicate workload class", model->name,
                          speed.workload_class);
         }
-        GPUPOOL_RETURN_IF_ERROR(CheckQuantityF(speed.speed_milli,
+      }
+      for (const WorkloadSpeed* speed : speeds) {
+        GPUPOOL_RETURN_IF_ERROR(CheckQuantityF(speed->speed_milli,
                                                "gpu_models[{}].speeds[{}].speed_milli", model->name,
-                                               speed.workload_class));
+                                               speed->workload_class));
       }
     }
     return absl::OkStatus();
@@ -379,7 +381,13 @@ class Validator {
       if (i > 0 && gpu.index == info.gpus[i - 1]->index) {
         return Invalid("nodes[{}].gpus[{}].index: duplicate index", id, gpu.index);
       }
-      if (gpu.island < 0) return Invalid("nodes[{}].gpus[{}].island: must be >= 0", id, gpu.index);
+    }
+    // Only once the indices are known unique is each GPU checked, so that of two GPUs with one
+    // index, the one listed first cannot decide the error.
+    for (const Gpu* gpu : info.gpus) {
+      if (gpu->island < 0) {
+        return Invalid("nodes[{}].gpus[{}].island: must be >= 0", id, gpu->index);
+      }
     }
     info.used_milli.assign(info.gpus.size(), 0);
     info.used_gpu_memory_mib.assign(info.gpus.size(), 0);
@@ -632,6 +640,8 @@ class Validator {
     // Replicas counted per group, aligned with `groups`.
     std::vector<int64_t> counts(groups.size(), 0);
     std::vector<int32_t> gpus;
+    // First the keys (group, replica) of every placement, so that of two placements of one
+    // replica, the one listed first cannot decide the error; then each placement.
     for (size_t i = 0; i < placements.size(); ++i) {
       const ReplicaPlacement& p = *placements[i];
       const int64_t group_index = find_group(p.group);
@@ -648,6 +658,10 @@ class Validator {
         return Invalid("jobs[{}].placements[{}/{}]: duplicate replica", id, p.group, p.replica);
       }
       ++counts[static_cast<size_t>(group_index)];
+    }
+    for (const ReplicaPlacement* placement : placements) {
+      const ReplicaPlacement& p = *placement;
+      const TaskGroup* group = groups[static_cast<size_t>(find_group(p.group))];
 
       NodeInfo* node = FindNode(p.node);
       if (node == nullptr) {

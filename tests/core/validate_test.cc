@@ -212,6 +212,11 @@ std::vector<BadCase> BadCases() {
          ModelByName(s, "H100").speeds.push_back({"train", 1000});
        },
        kInvalid, "gpu_models[H100].speeds[train]: duplicate workload class"},
+      {"SpeedClassDuplicateOneNegative",
+       [](Snapshot& s) {
+         ModelByName(s, "H100").speeds.push_back({"train", -5});
+       },
+       kInvalid, "gpu_models[H100].speeds[train]: duplicate workload class"},
       {"SpeedNegative", [](Snapshot& s) { ModelByName(s, "H100").speeds[1].speed_milli = -1; },
        kInvalid, "gpu_models[H100].speeds[infer].speed_milli: must be >= 0"},
 
@@ -286,6 +291,13 @@ std::vector<BadCase> BadCases() {
        "nodes[n4].gpus[1024].index: must be in [0, 1024)"},
       {"GpuIndexDuplicate", [](Snapshot& s) { NodeById(s, "n1").gpus[4].index = 3; }, kInvalid,
        "nodes[n1].gpus[3].index: duplicate index"},
+      // Of two GPUs with one index, the one listed first must not decide the error.
+      {"GpuIndexDuplicateOneWithBadIsland",
+       [](Snapshot& s) {
+         NodeById(s, "n1").gpus[4].index = 3;
+         NodeById(s, "n1").gpus[4].island = -1;
+       },
+       kInvalid, "nodes[n1].gpus[3].index: duplicate index"},
       {"GpuIslandNegative", [](Snapshot& s) { NodeById(s, "n1").gpus[3].island = -1; }, kInvalid,
        "nodes[n1].gpus[3].island: must be >= 0"},
       {"NodeCpuNegative", [](Snapshot& s) { NodeById(s, "n3").cpu_milli = -1; }, kInvalid,
@@ -449,6 +461,12 @@ std::vector<BadCase> BadCases() {
       {"PlacementReplicaNegative", [](Snapshot& s) { JobById(s, "j2").placements[1].replica = -1; },
        kInvalid, "jobs[j2].placements[main/-1].replica: must be in [0, 2)"},
       {"PlacementReplicaDuplicate", [](Snapshot& s) { JobById(s, "j2").placements[1].replica = 0; },
+       kInvalid, "jobs[j2].placements[main/0]: duplicate replica"},
+      {"PlacementDuplicateReplicaOneOnUnknownNode",
+       [](Snapshot& s) {
+         JobById(s, "j2").placements[1].replica = 0;
+         JobById(s, "j2").placements[1].node = "n9";
+       },
        kInvalid, "jobs[j2].placements[main/0]: duplicate replica"},
       {"RunningBelowMinReplicas", [](Snapshot& s) { JobById(s, "j2").placements.pop_back(); },
        kInconsistent, "jobs[j2].groups[main]: running with 1 replicas, needs between 2 and 2"},
