@@ -37,6 +37,7 @@ namespace {
 
 using ::gpupool::testing::DecisionsToText;
 using ::gpupool::testing::GenerateRandomSnapshot;
+using ::gpupool::testing::MutateSnapshot;
 using ::gpupool::testing::ShuffleSnapshot;
 
 constexpr uint64_t kSeeds = 1200;
@@ -162,15 +163,14 @@ std::map<std::pair<std::string, std::string>, int64_t> QueueUsage(const Snapshot
   return usage;
 }
 
-// Checks one seed; appends a line per violation.
-void CheckSeed(uint64_t seed, std::vector<std::string>& violations) {
+// Checks every invariant on one valid snapshot; appends a line per violation.
+void CheckSnapshot(uint64_t seed, const Snapshot& snapshot, std::vector<std::string>& violations) {
   auto fail = [&](std::string what) {
     violations.push_back(fmt::format("seed {}: {}", seed, what));
   };
-  const Snapshot snapshot = GenerateRandomSnapshot(seed);
   const Policy policy = PolicyForSeed(seed);
   if (absl::Status valid = ValidateSnapshot(snapshot); !valid.ok()) {
-    fail(fmt::format("generator produced an invalid snapshot: {}", valid.ToString()));
+    fail(fmt::format("invalid snapshot: {}", valid.ToString()));
     return;
   }
   absl::StatusOr<Decisions> result = Schedule(snapshot, policy);
@@ -457,7 +457,7 @@ TEST(PropertyTest, InvariantsHoldOnRandomSnapshots) {
   for (uint64_t seed = 0; seed < kSeeds; ++seed) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed);
     std::vector<std::string> violations;
-    CheckSeed(seed, violations);
+    CheckSnapshot(seed, GenerateRandomSnapshot(seed), violations);
     if (!violations.empty()) {
       ++failing_seeds;
       if (failing_seeds <= kReportedSeeds) {
@@ -473,6 +473,29 @@ TEST(PropertyTest, InvariantsHoldOnRandomSnapshots) {
                               << " are reported above)";
   // The property is not vacuous: the snapshots do start work.
   EXPECT_GT(starts, static_cast<int64_t>(kSeeds));
+}
+
+// Snapshots a careless host might send (random edits of generated ones, see MutateSnapshot)
+// that still validate: Schedule() succeeds on them and every invariant holds.
+TEST(PropertyTest, InvariantsHoldOnMutatedValidSnapshots) {
+  int failing_seeds = 0;
+  int valid = 0;
+  for (uint64_t seed = 0; seed < 1500; ++seed) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    Snapshot snapshot = GenerateRandomSnapshot(seed);
+    MutateSnapshot(snapshot, seed, 1 + static_cast<int>(seed % 3));
+    if (!ValidateSnapshot(snapshot).ok()) continue;
+    ++valid;
+    std::vector<std::string> violations;
+    CheckSnapshot(seed, snapshot, violations);
+    if (!violations.empty() && ++failing_seeds <= kReportedSeeds) {
+      std::string text;
+      for (const std::string& v : violations) text += v + "\n";
+      ADD_FAILURE() << text;
+    }
+  }
+  EXPECT_EQ(failing_seeds, 0) << "seeds with violations (mutated snapshots)";
+  EXPECT_GT(valid, 300) << "too few mutated snapshots stayed valid to test anything";
 }
 
 // Each invariant is checked separately on the seeds where it is most likely to break, so that a

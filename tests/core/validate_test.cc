@@ -10,10 +10,12 @@
 #include "gpupool/schedule.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
+#include "testing/generator.h"
 
 namespace gpupool {
 namespace {
 
+using ::gpupool::testing::GenerateRandomSnapshot;
 using ::gpupool::testing::GpuRequest;
 using ::gpupool::testing::MakeCpuNode;
 using ::gpupool::testing::MakeGroup;
@@ -23,6 +25,7 @@ using ::gpupool::testing::MakeNode;
 using ::gpupool::testing::MakePendingJob;
 using ::gpupool::testing::MakeQueue;
 using ::gpupool::testing::MakeRunningJob;
+using ::gpupool::testing::MutateSnapshot;
 using ::gpupool::testing::Placement;
 using ::gpupool::testing::ShuffleSnapshot;
 using ::gpupool::testing::SnapshotBuilder;
@@ -683,6 +686,31 @@ TEST(ValidateTest, ExtremeValuesAreRefusedWithoutOverflow) {
     snapshot.now = kMin;
     EXPECT_EQ(std::string(ValidateSnapshot(snapshot).message()), "now: must be >= 0");
   }
+}
+
+// Random careless edits of valid snapshots (see MutateSnapshot): validation never crashes (this
+// runs under the sanitizers), refuses with one of its two codes and a message naming a field,
+// and its verdict, first error included, does not depend on list order.
+TEST(ValidateTest, MutatedSnapshotsGetOrderFreeVerdicts) {
+  int refused = 0;
+  constexpr uint64_t kSnapshots = 3000;
+  for (uint64_t seed = 0; seed < kSnapshots; ++seed) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    Snapshot snapshot = GenerateRandomSnapshot(seed);
+    MutateSnapshot(snapshot, seed, 1 + static_cast<int>(seed % 4));
+    const absl::Status status = ValidateSnapshot(snapshot);
+    if (!status.ok()) {
+      ++refused;
+      EXPECT_TRUE(status.code() == kInvalid || status.code() == kInconsistent) << status;
+      EXPECT_NE(status.message().find(": "), absl::string_view::npos) << status;
+    }
+    Snapshot shuffled = snapshot;
+    ShuffleSnapshot(shuffled, seed + 1);
+    EXPECT_EQ(ValidateSnapshot(shuffled), status);
+  }
+  // Most edits break something, some do not: both paths are exercised.
+  EXPECT_GT(refused, static_cast<int>(kSnapshots / 2));
+  EXPECT_LT(refused, static_cast<int>(kSnapshots));
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
 #include "testing/builders.h"
 
 #include <cstdint>
+#include <limits>
 #include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "fmt/format.h"
+#include "testing/generator.h"
 
 namespace gpupool::testing {
 
@@ -216,51 +218,188 @@ std::string DecisionsToText(const Decisions& d) {
   return out;
 }
 
+void ShuffleSnapshot(Snapshot& snapshot, uint64_t seed) {
+  Rng rng(seed);
+  auto shuffle = [&rng](auto& items) { rng.Shuffle(items); };
+  shuffle(snapshot.gpu_models);
+  for (GpuModel& model : snapshot.gpu_models) shuffle(model.speeds);
+  shuffle(snapshot.nodes);
+  for (gpupool::Node& node : snapshot.nodes) {
+    shuffle(node.gpus);
+    shuffle(node.path);
+    shuffle(node.labels);
+    shuffle(node.owner_queues);
+  }
+  shuffle(snapshot.queues);
+  for (gpupool::Queue& queue : snapshot.queues) shuffle(queue.quotas);
+  shuffle(snapshot.jobs);
+  for (gpupool::Job& job : snapshot.jobs) {
+    shuffle(job.groups);
+    shuffle(job.placements);
+  }
+}
+
 namespace {
 
-// SplitMix64: tiny, seeded, identical on every platform (unlike std::*_distribution).
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform enough in [0, n) for shuffling test inputs; n > 0.
-  uint64_t Below(uint64_t n) { return Next() % n; }
+int64_t ExtremeQuantity(Rng& rng) {
+  static constexpr int64_t kValues[] = {-1,
+                                        0,
+                                        1,
+                                        250,
+                                        999,
+                                        1000,
+                                        1500,
+                                        2000,
+                                        8000,
+                                        9000,
+                                        81920,
+                                        kMaxQuantity,
+                                        kMaxQuantity + 1,
+                                        std::numeric_limits<int64_t>::max(),
+                                        std::numeric_limits<int64_t>::min()};
+  return kValues[rng.UniformInt(0, std::size(kValues) - 1)];
+}
 
- private:
-  uint64_t state_;
-};
+// An existing id of `items` (by `id` member) or a made-up one ("", "nope").
+template <typename T>
+std::string SomeId(const std::vector<T>& items, Rng& rng) {
+  const int64_t pick = rng.UniformInt(-2, static_cast<int64_t>(items.size()) - 1);
+  if (pick == -2) return "";
+  if (pick == -1) return "nope";
+  return items[static_cast<size_t>(pick)].id;
+}
+
+std::string SomeModel(const Snapshot& s, Rng& rng) {
+  const int64_t pick = rng.UniformInt(-3, static_cast<int64_t>(s.gpu_models.size()) - 1);
+  if (pick == -3) return "";
+  if (pick == -2) return "*";
+  if (pick == -1) return "B300";
+  return s.gpu_models[static_cast<size_t>(pick)].name;
+}
 
 template <typename T>
-void Shuffle(std::vector<T>& items, SplitMix64& rng) {
-  for (size_t i = items.size(); i > 1; --i) {
-    std::swap(items[i - 1], items[rng.Below(i)]);
-  }
+T* SomeItem(std::vector<T>& items, Rng& rng) {
+  if (items.empty()) return nullptr;
+  return &items[static_cast<size_t>(rng.UniformInt(0, static_cast<int64_t>(items.size()) - 1))];
 }
 
 }  // namespace
 
-void ShuffleSnapshot(Snapshot& snapshot, uint64_t seed) {
-  SplitMix64 rng(seed);
-  Shuffle(snapshot.gpu_models, rng);
-  for (GpuModel& model : snapshot.gpu_models) Shuffle(model.speeds, rng);
-  Shuffle(snapshot.nodes, rng);
-  for (gpupool::Node& node : snapshot.nodes) {
-    Shuffle(node.gpus, rng);
-    Shuffle(node.path, rng);
-    Shuffle(node.labels, rng);
-    Shuffle(node.owner_queues, rng);
-  }
-  Shuffle(snapshot.queues, rng);
-  for (gpupool::Queue& queue : snapshot.queues) Shuffle(queue.quotas, rng);
-  Shuffle(snapshot.jobs, rng);
-  for (gpupool::Job& job : snapshot.jobs) {
-    Shuffle(job.groups, rng);
-    Shuffle(job.placements, rng);
+void MutateSnapshot(Snapshot& s, uint64_t seed, int mutations) {
+  Rng rng(seed);
+  for (int m = 0; m < mutations; ++m) {
+    gpupool::Node* node = SomeItem(s.nodes, rng);
+    gpupool::Job* job = SomeItem(s.jobs, rng);
+    gpupool::Queue* queue = SomeItem(s.queues, rng);
+    TaskGroup* group = job == nullptr ? nullptr : SomeItem(job->groups, rng);
+    ReplicaPlacement* placement = job == nullptr ? nullptr : SomeItem(job->placements, rng);
+    Gpu* gpu = node == nullptr ? nullptr : SomeItem(node->gpus, rng);
+    switch (rng.UniformInt(0, 23)) {
+      case 0:
+        if (gpu) gpu->index = static_cast<int32_t>(rng.UniformInt(-2, 1026));
+        break;
+      case 1:
+        if (gpu) gpu->island = static_cast<int32_t>(rng.UniformInt(-1, 3));
+        break;
+      case 2:
+        if (group) group->replicas = static_cast<int32_t>(rng.UniformInt(-1, 5));
+        break;
+      case 3:
+        if (group) group->min_replicas = static_cast<int32_t>(rng.UniformInt(-1, 6));
+        break;
+      case 4:
+        if (group) group->request.gpu_milli = ExtremeQuantity(rng);
+        break;
+      case 5:
+        if (group) {
+          group->request.cpu_milli = ExtremeQuantity(rng);
+          group->request.gpu_memory_mib = ExtremeQuantity(rng);
+        }
+        break;
+      case 6:
+        if (job) job->queue = SomeId(s.queues, rng);
+        break;
+      case 7:
+        if (placement) placement->node = SomeId(s.nodes, rng);
+        break;
+      case 8:
+        if (placement) {
+          placement->gpus.push_back(static_cast<int32_t>(rng.UniformInt(-1, 9)));
+          placement->replica = static_cast<int32_t>(rng.UniformInt(-1, 3));
+        }
+        break;
+      case 9:
+        if (job) {
+          job->state = job->state == JobState::kPending ? JobState::kRunning : JobState::kPending;
+          if (rng.Percent(50)) job->start_time.reset();
+        }
+        break;
+      case 10:
+        if (node) node->id = SomeId(s.nodes, rng);
+        break;
+      case 11:
+        if (queue) queue->parent = SomeId(s.queues, rng);
+        break;
+      case 12:
+        if (queue) {
+          Quota quota;
+          quota.gpu_model = SomeModel(s, rng);
+          quota.guaranteed_milli = ExtremeQuantity(rng);
+          if (rng.Percent(50)) quota.limit_milli = ExtremeQuantity(rng);
+          quota.over_quota_weight = rng.UniformInt(-1, 3);
+          queue->quotas.push_back(quota);
+        }
+        break;
+      case 13:
+        if (node) {
+          static constexpr const char* kLevels[] = {"block", "rack", "zone", "", "node"};
+          node->path.push_back(
+              {kLevels[rng.UniformInt(0, 4)], rng.Percent(80) ? "x" + std::to_string(m) : ""});
+        }
+        break;
+      case 14:
+        if (group) group->gpu_models.push_back(SomeModel(s, rng));
+        break;
+      case 15:
+        if (group) {
+          static constexpr const char* kLevels[] = {"block", "rack", "node", "zone", "", "island"};
+          if (rng.Percent(20)) {
+            group->topology.gang_level.reset();
+          } else {
+            group->topology.gang_level = kLevels[rng.UniformInt(0, 5)];
+          }
+          group->topology.gang_strictness = static_cast<Strictness>(rng.UniformInt(0, 1));
+          group->topology.replica_scope = static_cast<ReplicaScope>(rng.UniformInt(0, 1));
+        }
+        break;
+      case 16:
+        if (node) node->state = static_cast<NodeState>(rng.UniformInt(0, rng.Percent(90) ? 3 : 7));
+        break;
+      case 17:
+        if (gpu) gpu->healthy = !gpu->healthy;
+        break;
+      case 18:
+        if (GpuModel* model = SomeItem(s.gpu_models, rng)) model->memory_mib = ExtremeQuantity(rng);
+        break;
+      case 19:
+        s.now = rng.Percent(50) ? -1 : ExtremeQuantity(rng);
+        break;
+      case 20:
+        if (node) node->owner_queues.push_back(SomeId(s.queues, rng));
+        break;
+      case 21:
+        if (queue) queue->isolation = static_cast<Isolation>(rng.UniformInt(0, 2));
+        break;
+      case 22:
+        if (job) job->id = SomeId(s.jobs, rng);
+        break;
+      default:
+        if (node) {
+          node->cpu_milli = ExtremeQuantity(rng);
+          node->gpu_model = SomeModel(s, rng);
+        }
+        break;
+    }
   }
 }
 

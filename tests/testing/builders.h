@@ -101,6 +101,13 @@ std::string DecisionsToText(const Decisions& decisions);
 // preference list keep their order. The same seed gives the same shuffle on every platform.
 void ShuffleSnapshot(Snapshot& snapshot, uint64_t seed);
 
+// Applies `mutations` seeded random edits to the snapshot, each of the kind a careless host
+// makes: out-of-range or extreme quantities, empty, duplicate or unknown ids and references,
+// parent cycles, bad enum values, placements on missing GPUs, flipped job states. The result may
+// or may not be valid; it is for checking that validation never crashes and that its verdict does
+// not depend on list order. Deterministic for a seed.
+void MutateSnapshot(Snapshot& snapshot, uint64_t seed, int mutations);
+
 }  // namespace gpupool::testing
 
 namespace gpupool {
