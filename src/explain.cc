@@ -58,8 +58,7 @@ absl::StatusOr<std::string> ExplainJob(const Snapshot& snapshot, const Decisions
     return out;
   }
   if (const PendingDecision* pending = FindByJob(decisions.pending, job_id)) {
-    out += fmt::format("pending: {}\n  {}\n", PendingReasonName(pending->reason),
-                       pending->detail);
+    out += fmt::format("pending: {}\n  {}\n", PendingReasonName(pending->reason), pending->detail);
     if (!pending->queue.empty()) {
       out += fmt::format("  blocking queue: {} (GPU model {}), over by {} milli-GPUs\n",
                          pending->queue, pending->gpu_model, pending->shortfall_milli);

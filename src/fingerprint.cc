@@ -138,7 +138,8 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
     h.Int(job.priority);
     h.Int(job.submit_time);
     h.Int(static_cast<int64_t>(job.groups.size()));
-    for (const TaskGroup& group : job.groups) {
+    for (int32_t g : index.job(j).groups_by_name) {
+      const TaskGroup& group = job.groups[g];
       h.Str(group.name);
       h.Int(group.replicas);
       h.Opt(group.min_replicas);

@@ -17,9 +17,10 @@
 namespace gpupool::internal {
 namespace {
 
-std::string ModelList(const SnapshotIndex& index, const Job& job) {
+std::string ModelList(const JobInfo& info) {
   std::string out;
-  for (const TaskGroup& group : job.groups) {
+  for (int32_t g : info.groups_by_name) {
+    const TaskGroup& group = info.job->groups[g];
     if (group.request.gpu_milli == 0) continue;
     for (const std::string& name : group.gpu_models) {
       if (!out.empty()) out += ", ";
@@ -27,7 +28,6 @@ std::string ModelList(const SnapshotIndex& index, const Job& job) {
     }
     break;
   }
-  (void)index;
   return out.empty() ? std::string("any model") : out;
 }
 
@@ -42,8 +42,9 @@ std::string LevelName(const SnapshotIndex& index, int32_t level) {
                                      : index.snapshot().topology.levels[level];
 }
 
-bool GangLevelRequired(const Job& job) {
-  for (const TaskGroup& group : job.groups) {
+bool GangLevelRequired(const JobInfo& info) {
+  for (int32_t g : info.groups_by_name) {
+    const TaskGroup& group = info.job->groups[g];
     if (group.topology.gang_level.has_value()) {
       return group.topology.gang_strictness == Strictness::kRequired;
     }
@@ -77,10 +78,9 @@ bool Placer::FitsOnEmptyNode(const TaskGroup& group, int32_t n) const {
   return true;
 }
 
-const Placer::Eligibility& Placer::EligibilityFor(int32_t queue, int32_t model,
-                                                  bool needs_gpu) {
-  const int64_t key = (static_cast<int64_t>(queue) + 1) * (index_.model_count() + 2) +
-                      (model + 1) + (needs_gpu ? int64_t{1} << 40 : 0);
+const Placer::Eligibility& Placer::EligibilityFor(int32_t queue, int32_t model, bool needs_gpu) {
+  const int64_t key = (static_cast<int64_t>(queue) + 1) * (index_.model_count() + 2) + (model + 1) +
+                      (needs_gpu ? int64_t{1} << 40 : 0);
   auto [it, inserted] = eligibility_.try_emplace(key);
   Eligibility& e = it->second;
   if (!inserted) return e;
@@ -133,8 +133,8 @@ PendingDecision Placer::Diagnose(int32_t j) {
     }
     if (models.empty()) {
       out.reason = PendingReason::kNoAllowedGpuModel;
-      out.detail = fmt::format("no node in the pool has a GPU of an accepted model ({})",
-                               ModelList(index_, job));
+      out.detail =
+          fmt::format("no node in the pool has a GPU of an accepted model ({})", ModelList(info));
       return out;
     }
   } else {
@@ -156,7 +156,7 @@ PendingDecision Placer::Diagnose(int32_t j) {
     out.detail = fmt::format(
         "no node of an accepted model ({}) may take the job: {} not ready, {} reserved for "
         "other queues, {} without a healthy GPU",
-        ModelList(index_, job), not_ready, reserved, no_healthy);
+        ModelList(info), not_ready, reserved, no_healthy);
     return out;
   }
 
@@ -167,13 +167,12 @@ PendingDecision Placer::Diagnose(int32_t j) {
     const Eligibility& e = *eligible[i];
     bool all_groups = true;
     for (const TaskGroup& group : job.groups) {
-      const bool somewhere =
-          std::any_of(e.representatives.begin(), e.representatives.end(),
-                      [&](int32_t n) { return FitsOnEmptyNode(group, n); });
+      const bool somewhere = std::any_of(e.representatives.begin(), e.representatives.end(),
+                                         [&](int32_t n) { return FitsOnEmptyNode(group, n); });
       all_groups = all_groups && somewhere;
     }
     ever_fits = all_groups && (!info.needs_gpu || e.capacity_milli >= info.gang_milli);
-    if (ever_fits && GangLevelRequired(job) && info.gang_level != index_.node_level()) {
+    if (ever_fits && GangLevelRequired(info) && info.gang_level != index_.node_level()) {
       // Some domain of the gang's level must be able to hold the whole gang.
       int64_t& largest = const_cast<Eligibility&>(e).max_domain_capacity[info.gang_level];
       if (largest < 0) {
@@ -182,8 +181,7 @@ PendingDecision Placer::Diagnose(int32_t j) {
           const int32_t d = index_.node_domain(n, info.gang_level);
           if (d != kNone) per_domain[d] += index_.healthy_gpus(n) * kMilliPerGpu;
         }
-        largest = per_domain.empty() ? 0
-                                     : *std::max_element(per_domain.begin(), per_domain.end());
+        largest = per_domain.empty() ? 0 : *std::max_element(per_domain.begin(), per_domain.end());
       }
       ever_fits = largest >= info.gang_milli;
       domain_too_small = !ever_fits;
@@ -191,10 +189,11 @@ PendingDecision Placer::Diagnose(int32_t j) {
   }
   if (!ever_fits && domain_too_small) {
     out.reason = PendingReason::kNeverFits;
-    out.detail = fmt::format("the gang needs {} within one {}, and no {} has that many even "
-                             "when empty",
-                             Gpus(info.gang_milli), LevelName(index_, info.gang_level),
-                             LevelName(index_, info.gang_level));
+    out.detail = fmt::format(
+        "the gang needs {} within one {}, and no {} has that many even "
+        "when empty",
+        Gpus(info.gang_milli), LevelName(index_, info.gang_level),
+        LevelName(index_, info.gang_level));
     return out;
   }
   if (!ever_fits) {
@@ -204,7 +203,7 @@ PendingDecision Placer::Diagnose(int32_t j) {
         "the gang ({} in total; largest replica {} milli-GPUs, {} milli-CPU, {} MiB) does not "
         "fit on the eligible nodes of {} even when they are empty",
         Gpus(info.gang_milli), largest.request.gpu_milli, largest.request.cpu_milli,
-        largest.request.memory_mib, ModelList(index_, job));
+        largest.request.memory_mib, ModelList(info));
     return out;
   }
 
@@ -250,16 +249,15 @@ PendingDecision Placer::Diagnose(int32_t j) {
   if (best_free_gpu < info.gang_milli) {
     out.reason = PendingReason::kInsufficientCapacity;
     out.shortfall_milli = info.gang_milli - best_free_gpu;
-    out.detail = fmt::format(
-        "the gang needs {} milli-GPUs but only {} are free on eligible nodes of {}",
-        info.gang_milli, best_free_gpu, ModelList(index_, job));
+    out.detail =
+        fmt::format("the gang needs {} milli-GPUs but only {} are free on eligible nodes of {}",
+                    info.gang_milli, best_free_gpu, ModelList(info));
     return out;
   }
   if (best_free_cpu < info.gang_cpu_milli) {
     out.reason = PendingReason::kInsufficientCapacity;
-    out.detail = fmt::format(
-        "the gang needs {} milli-CPU but only {} are free on eligible nodes",
-        info.gang_cpu_milli, best_free_cpu);
+    out.detail = fmt::format("the gang needs {} milli-CPU but only {} are free on eligible nodes",
+                             info.gang_cpu_milli, best_free_cpu);
     return out;
   }
 
@@ -277,9 +275,9 @@ PendingDecision Placer::Diagnose(int32_t j) {
     if (fits_unconstrained) {
       const std::string level = LevelName(index_, info.gang_level);
       out.reason = PendingReason::kTopology;
-      out.detail = fmt::format(
-          "{} are free in total, but no single {} has room for the whole gang ({})",
-          Gpus(best_free_gpu), level, Gpus(info.gang_milli));
+      out.detail =
+          fmt::format("{} are free in total, but no single {} has room for the whole gang ({})",
+                      Gpus(best_free_gpu), level, Gpus(info.gang_milli));
       return out;
     }
   }
@@ -292,9 +290,8 @@ PendingDecision Placer::Diagnose(int32_t j) {
       "{} are free on eligible nodes, but not in the shape the job needs: each replica needs "
       "{} on one {}{}",
       Gpus(best_free_gpu), Gpus(largest.request.gpu_milli), island ? "NVLink island" : "node",
-      largest.request.cpu_milli > 0
-          ? fmt::format(" with {} milli-CPU", largest.request.cpu_milli)
-          : std::string());
+      largest.request.cpu_milli > 0 ? fmt::format(" with {} milli-CPU", largest.request.cpu_milli)
+                                    : std::string());
   return out;
 }
 

@@ -21,10 +21,9 @@ Placer::Placer(const SnapshotIndex& index, WorkingState& state, const Policy& po
     : index_(index), state_(state), policy_(policy), counters_(counters) {}
 
 std::vector<int32_t> Placer::GroupOrder(int32_t j) const {
-  // Largest replicas first: they have the fewest places to go.
+  // Largest replicas first: they have the fewest places to go. Ties in group-name order.
   const auto& groups = index_.job(j).job->groups;
-  std::vector<int32_t> order(groups.size());
-  std::iota(order.begin(), order.end(), 0);
+  std::vector<int32_t> order = index_.job(j).groups_by_name;
   std::stable_sort(order.begin(), order.end(), [&groups](int32_t a, int32_t b) {
     const ResourceRequest& ra = groups[a].request;
     const ResourceRequest& rb = groups[b].request;
@@ -68,12 +67,10 @@ std::optional<std::vector<ReplicaPlacement>> Placer::TryStart(int32_t j) {
       state_.Commit();
       std::vector<ReplicaPlacement> placements = std::move(building_);
       building_.clear();
-      // Group order, then replica order.
+      // Group-name order, then replica order.
       std::sort(placements.begin(), placements.end(),
-                [this, j](const ReplicaPlacement& a, const ReplicaPlacement& b) {
-                  const int32_t ga = index_.FindGroup(j, a.group);
-                  const int32_t gb = index_.FindGroup(j, b.group);
-                  if (ga != gb) return ga < gb;
+                [](const ReplicaPlacement& a, const ReplicaPlacement& b) {
+                  if (a.group != b.group) return a.group < b.group;
                   return a.replica < b.replica;
                 });
       return placements;
@@ -90,9 +87,9 @@ bool Placer::PlaceGang(int32_t j, int32_t model) {
   const JobInfo& info = index_.job(j);
   if (info.gang_level == kNone) return PlaceInScope(j, model, Scope{});
   const TaskGroup* constrained = nullptr;
-  for (const TaskGroup& group : info.job->groups) {
-    if (group.topology.gang_level.has_value()) {
-      constrained = &group;
+  for (int32_t g : info.groups_by_name) {
+    if (info.job->groups[g].topology.gang_level.has_value()) {
+      constrained = &info.job->groups[g];
       break;
     }
   }
@@ -124,8 +121,8 @@ std::vector<int32_t> Placer::DomainsInOrder(int32_t level, int32_t model, int64_
     }
     domains.push_back(d);
   }
-  const bool ordered = policy_.scorer == nullptr &&
-                       policy_.placement != PlacementStrategy::kFirstFit;
+  const bool ordered =
+      policy_.scorer == nullptr && policy_.placement != PlacementStrategy::kFirstFit;
   if (ordered) {
     const int sign = state_.key_sign();
     std::stable_sort(domains.begin(), domains.end(), [&](int32_t a, int32_t b) {
@@ -170,8 +167,8 @@ bool Placer::PlaceReplica(int32_t j, int32_t g, int32_t replica, int32_t model, 
   int32_t node = kNone;
   // A CPU-only group may go on any node; a GPU group only on nodes of the gang's model.
   const bool any_model = group.request.gpu_milli == 0 || model == kNone;
-  const bool ordered = policy_.scorer == nullptr &&
-                       policy_.placement != PlacementStrategy::kFirstFit;
+  const bool ordered =
+      policy_.scorer == nullptr && policy_.placement != PlacementStrategy::kFirstFit;
   if (scope.level != kNone) {
     const auto& domain_nodes = index_.domain_nodes(scope.level, scope.domain);
     if (any_model) {
@@ -209,8 +206,8 @@ bool Placer::PlaceReplica(int32_t j, int32_t g, int32_t replica, int32_t model, 
   }
   if (node == kNone) return false;
   const ResourceRequest& request = group.request;
-  state_.Allocate(j, node, gpus, request.MilliPerGpu(), request.gpu_memory_mib,
-                  request.cpu_milli, request.memory_mib);
+  state_.Allocate(j, node, gpus, request.MilliPerGpu(), request.gpu_memory_mib, request.cpu_milli,
+                  request.memory_mib);
   ReplicaPlacement placement;
   placement.group = group.name;
   placement.replica = replica;
@@ -270,8 +267,8 @@ int32_t Placer::ScanForNode(int32_t j, const TaskGroup& group,
   int64_t best_score = 0;
   NodeKey best_key;
   std::vector<int32_t> trial;
-  const bool first_fit = policy_.scorer == nullptr &&
-                         policy_.placement == PlacementStrategy::kFirstFit;
+  const bool first_fit =
+      policy_.scorer == nullptr && policy_.placement == PlacementStrategy::kFirstFit;
   for (int32_t n : candidates) {  // topology order
     if (!FitsOnNode(j, group, n, trial)) continue;
     if (first_fit) {
@@ -298,8 +295,7 @@ int32_t Placer::ScanForNode(int32_t j, const TaskGroup& group,
   return best;
 }
 
-bool Placer::FitsOnNode(int32_t j, const TaskGroup& group, int32_t n,
-                        std::vector<int32_t>& gpus) {
+bool Placer::FitsOnNode(int32_t j, const TaskGroup& group, int32_t n, std::vector<int32_t>& gpus) {
   ++counters_.candidates_evaluated;
   gpus.clear();
   const JobInfo& info = index_.job(j);

@@ -36,8 +36,7 @@ struct LimitBlock {
 
 class Placer {
  public:
-  Placer(const SnapshotIndex& index, WorkingState& state, const Policy& policy,
-         Counters& counters);
+  Placer(const SnapshotIndex& index, WorkingState& state, const Policy& policy, Counters& counters);
 
   // Tries to start job j. On success returns its placements (committed to the working state).
   // On failure the state is unchanged and `Diagnose()` explains why.
@@ -67,8 +66,8 @@ class Placer {
   int32_t ScanForNode(int32_t j, const TaskGroup& group, const std::vector<int32_t>& candidates,
                       std::vector<int32_t>& gpus);
   // Best node from the ordered index of model slot m (best-fit, spread), or kNone.
-  int32_t SearchOrdered(int32_t j, const TaskGroup& group, int32_t slot,
-                        std::vector<int32_t>& gpus, NodeKey& found_key);
+  int32_t SearchOrdered(int32_t j, const TaskGroup& group, int32_t slot, std::vector<int32_t>& gpus,
+                        NodeKey& found_key);
 
   std::optional<LimitBlock> CheckLimits(int32_t j, int32_t model, int64_t milli) const;
   std::vector<int32_t> GroupOrder(int32_t j) const;

@@ -8,13 +8,14 @@
 // job identical in everything placement looks at (queue, groups, requests, constraints) to one
 // that already failed fails too, for the same reason. Such jobs are answered from a table in
 // O(1), which keeps a cycle with many identical pending jobs about linear in their number.
+#include "gpupool/schedule.h"
+
 #include <algorithm>
 #include <string>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "fingerprint.h"
-#include "gpupool/schedule.h"
 #include "internal/check.h"
 #include "order.h"
 #include "place.h"
@@ -34,7 +35,9 @@ std::string ShapeKey(const internal::JobInfo& info) {
     key += s;
   };
   add(info.queue);
-  for (const TaskGroup& group : info.job->groups) {
+  for (int32_t g : info.groups_by_name) {
+    const TaskGroup& group = info.job->groups[g];
+    add_str(group.name);
     add(group.replicas);
     add(group.MinReplicas());
     add(group.request.gpu_milli);
@@ -53,8 +56,7 @@ std::string ShapeKey(const internal::JobInfo& info) {
 
 template <typename T>
 void SortByJob(std::vector<T>& items) {
-  std::sort(items.begin(), items.end(),
-            [](const T& a, const T& b) { return a.job < b.job; });
+  std::sort(items.begin(), items.end(), [](const T& a, const T& b) { return a.job < b.job; });
 }
 
 }  // namespace

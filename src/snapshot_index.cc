@@ -15,8 +15,7 @@ std::vector<const T*> SortedById(const std::vector<T>& items, std::string T::*ke
   std::vector<const T*> out;
   out.reserve(items.size());
   for (const T& item : items) out.push_back(&item);
-  std::sort(out.begin(), out.end(),
-            [key](const T* a, const T* b) { return a->*key < b->*key; });
+  std::sort(out.begin(), out.end(), [key](const T* a, const T* b) { return a->*key < b->*key; });
   return out;
 }
 
@@ -29,8 +28,7 @@ void FillLookup(const std::vector<const T*>& items, std::string T::*key,
   }
 }
 
-int32_t Lookup(const absl::flat_hash_map<std::string_view, int32_t>& lookup,
-               std::string_view key) {
+int32_t Lookup(const absl::flat_hash_map<std::string_view, int32_t>& lookup, std::string_view key) {
   auto it = lookup.find(key);
   return it == lookup.end() ? kNone : it->second;
 }
@@ -229,8 +227,8 @@ void SnapshotIndex::IndexQueues() {
     if (!queue.parent.empty()) queue_parent_[q] = FindQueue(queue.parent);
     for (const Quota& quota : queue.quotas) {
       if (!quota.limit_milli.has_value()) continue;
-      const int32_t m = quota.gpu_model == kAnyGpuModel ? any_model_slot()
-                                                        : FindModel(quota.gpu_model);
+      const int32_t m =
+          quota.gpu_model == kAnyGpuModel ? any_model_slot() : FindModel(quota.gpu_model);
       if (m == kNone) continue;
       queue_limit_[static_cast<size_t>(q) * slots + m] = *quota.limit_milli;
     }
@@ -271,11 +269,16 @@ void SnapshotIndex::IndexJobs() {
         break;
       }
     }
+    info.groups_by_name.resize(job.groups.size());
+    for (size_t g = 0; g < job.groups.size(); ++g) info.groups_by_name[g] = static_cast<int32_t>(g);
+    std::sort(info.groups_by_name.begin(), info.groups_by_name.end(),
+              [&job](int32_t a, int32_t b) { return job.groups[a].name < job.groups[b].name; });
     // The accepted models of the gang: those every GPU group accepts, in the preference order
-    // of the first GPU group that states one.
+    // of the first GPU group (by name) that states one.
     std::vector<int32_t> accepted;
     bool restricted = false;
-    for (const TaskGroup& group : job.groups) {
+    for (int32_t g : info.groups_by_name) {
+      const TaskGroup& group = job.groups[g];
       info.gang_milli += group.request.gpu_milli * group.MinReplicas();
       info.gang_cpu_milli += group.request.cpu_milli * group.MinReplicas();
       if (group.request.gpu_milli > 0) info.needs_gpu = true;
@@ -306,7 +309,8 @@ void SnapshotIndex::IndexJobs() {
     // A gang restricted to a model list that matches nothing has an empty `models` and
     // `names_unknown_model` or an empty intersection; the placement stage reports it.
     if (restricted && info.models.empty()) info.names_unknown_model = true;
-    for (const TaskGroup& group : job.groups) {
+    for (int32_t g : info.groups_by_name) {
+      const TaskGroup& group = job.groups[g];
       if (group.topology.gang_level.has_value()) {
         info.gang_level = FindLevel(*group.topology.gang_level);
         break;

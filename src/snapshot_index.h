@@ -38,6 +38,9 @@ struct JobInfo {
   bool needs_gpu = false;
   // gang_level resolved: kNone (no constraint), a topology level index, or `node_level`.
   int32_t gang_level = kNone;
+  // Indices of the job's groups sorted by group name: the canonical group order, so that the
+  // order in which the host lists a job's groups changes nothing.
+  std::vector<int32_t> groups_by_name;
 };
 
 class SnapshotIndex {
@@ -137,7 +140,7 @@ class SnapshotIndex {
   std::vector<int32_t> gpu_index_, gpu_island_, island_count_, healthy_gpus_;
   std::vector<uint8_t> gpu_healthy_;
 
-  std::vector<int32_t> node_domain_;  // node * level_count() + level
+  std::vector<int32_t> node_domain_;                             // node * level_count() + level
   std::vector<std::vector<std::vector<int32_t>>> domain_nodes_;  // [level][domain] -> nodes
   std::vector<std::vector<std::string>> domain_names_;
   std::vector<int32_t> domain_offset_;
