@@ -1,9 +1,10 @@
 // Reading speed on the E3 S2 headline snapshot (10,000 nodes, 100,000 pending jobs): the JSON
-// reader must take well under a second. Prints the throughput; the bound is loose because the
-// machines are shared.
+// reader must take well under a second. Prints the throughput. The bound is on CPU time (the
+// machines are shared, so wall time depends on the neighbours) and loose.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -24,22 +25,28 @@ TEST(ParseSpeedTest, HeadlineSnapshotParsesWellUnderASecond) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
 
   std::vector<double> seconds;
+  std::vector<double> cpu_seconds;
   for (int run = 0; run < 3; ++run) {
     const auto start = std::chrono::steady_clock::now();
+    const std::clock_t cpu_start = std::clock();
     absl::StatusOr<Snapshot> parsed = ParseSnapshot(text);
+    cpu_seconds.push_back(static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC);
     seconds.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     ASSERT_TRUE(parsed.ok()) << parsed.status();
     ASSERT_EQ(parsed->jobs.size(), snapshot.jobs.size());
   }
   std::sort(seconds.begin(), seconds.end());
+  std::sort(cpu_seconds.begin(), cpu_seconds.end());
   const double median = seconds[1];
+  const double cpu_median = cpu_seconds[1];
   const double mb = static_cast<double>(text.size()) / 1e6;
   std::printf(
-      "S2 snapshot: %zu nodes, %zu jobs, %.1f MB of JSON; parse median %.3f s (%.0f MB/s);"
-      " write %.3f s (%.0f MB/s)\n",
-      snapshot.nodes.size(), snapshot.jobs.size(), mb, median, mb / median, write_s, mb / write_s);
-  EXPECT_LT(median, 1.0);
+      "S2 snapshot: %zu nodes, %zu jobs, %.1f MB of JSON; parse median %.3f s wall "
+      "(%.0f MB/s), %.3f s CPU (%.0f MB/s); write %.3f s wall (%.0f MB/s)\n",
+      snapshot.nodes.size(), snapshot.jobs.size(), mb, median, mb / median, cpu_median,
+      mb / cpu_median, write_s, mb / write_s);
+  EXPECT_LT(cpu_median, 1.0);
 }
 
 }  // namespace
