@@ -11,6 +11,8 @@
 #include "gpupool/schedule.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -25,38 +27,64 @@
 namespace gpupool {
 namespace {
 
-// Everything about a job that placement depends on, as a byte string.
-std::string ShapeKey(const internal::JobInfo& info) {
-  std::string key;
-  key.reserve(96 * info.job->groups.size() + 8);
-  auto add = [&key](int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
-  auto add_str = [&](const std::string& s) {
-    add(static_cast<int64_t>(s.size()));
-    key += s;
-  };
-  add(info.queue);
-  for (int32_t g : info.groups_by_name) {
-    const TaskGroup& group = info.job->groups[g];
-    add_str(group.name);
-    add(group.replicas);
-    add(group.MinReplicas());
-    add(group.request.gpu_milli);
-    add(group.request.gpu_memory_mib);
-    add(group.request.cpu_milli);
-    add(group.request.memory_mib);
-    add(static_cast<int64_t>(group.gpu_models.size()));
-    for (const std::string& model : group.gpu_models) add_str(model);
-    add(static_cast<int64_t>(group.topology.replica_scope));
-    add(static_cast<int64_t>(group.topology.replica_strictness));
-    add_str(group.topology.gang_level.value_or(std::string("\x01none")));
-    add(static_cast<int64_t>(group.topology.gang_strictness));
-  }
-  return key;
+// Everything about a job that placement depends on: its queue and its groups in canonical
+// order. Two jobs with equal shapes are placed (or refused) identically.
+bool SameGroupShape(const TaskGroup& a, const TaskGroup& b) {
+  return a.name == b.name && a.replicas == b.replicas && a.MinReplicas() == b.MinReplicas() &&
+         a.request == b.request && a.gpu_models == b.gpu_models &&
+         a.topology.replica_scope == b.topology.replica_scope &&
+         a.topology.replica_strictness == b.topology.replica_strictness &&
+         a.topology.gang_level == b.topology.gang_level &&
+         a.topology.gang_strictness == b.topology.gang_strictness;
 }
 
+bool SameShape(const internal::JobInfo& a, const internal::JobInfo& b) {
+  if (a.queue != b.queue || a.groups_by_name.size() != b.groups_by_name.size()) return false;
+  for (size_t i = 0; i < a.groups_by_name.size(); ++i) {
+    if (!SameGroupShape(a.job->groups[a.groups_by_name[i]], b.job->groups[b.groups_by_name[i]])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+uint64_t ShapeHash(const internal::JobInfo& info) {
+  uint64_t h = 0x9e3779b97f4a7c15ULL;
+  auto add = [&h](uint64_t v) {
+    uint64_t z = (h ^ v) + 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    h = z ^ (z >> 31);
+  };
+  add(static_cast<uint64_t>(info.queue));
+  for (int32_t g : info.groups_by_name) {
+    const TaskGroup& group = info.job->groups[g];
+    add(std::hash<std::string>()(group.name));
+    add(static_cast<uint64_t>(group.replicas));
+    add(static_cast<uint64_t>(group.MinReplicas()));
+    add(static_cast<uint64_t>(group.request.gpu_milli));
+    add(static_cast<uint64_t>(group.request.gpu_memory_mib));
+    add(static_cast<uint64_t>(group.request.cpu_milli));
+    add(static_cast<uint64_t>(group.request.memory_mib));
+    add(group.gpu_models.size());
+    add(static_cast<uint64_t>(group.topology.replica_scope) * 4 +
+        static_cast<uint64_t>(group.topology.replica_strictness) * 2 +
+        static_cast<uint64_t>(group.topology.gang_strictness));
+  }
+  return h;
+}
+
+// Puts `items` in job-id order. `jobs[i]` is the dense index of items[i]'s job, and dense
+// indices are in id order, so integers are compared instead of strings.
 template <typename T>
-void SortByJob(std::vector<T>& items) {
-  std::sort(items.begin(), items.end(), [](const T& a, const T& b) { return a.job < b.job; });
+void SortByJob(std::vector<T>& items, const std::vector<int32_t>& jobs) {
+  std::vector<size_t> order(items.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&jobs](size_t a, size_t b) { return jobs[a] < jobs[b]; });
+  std::vector<T> sorted;
+  sorted.reserve(items.size());
+  for (size_t i : order) sorted.push_back(std::move(items[i]));
+  items = std::move(sorted);
 }
 
 }  // namespace
@@ -87,7 +115,10 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
   // Stage 4: order. Stage 5: place.
   Counters& counters = decisions.counters;
   internal::Placer placer(index, state, policy, counters);
-  absl::flat_hash_map<std::string, PendingDecision> failed_shapes;
+  // Failed shapes: hash -> (representative job, its pending decision). The hash only narrows
+  // the search; equality is checked field by field, and nothing is iterated in hash order.
+  absl::flat_hash_map<uint64_t, std::vector<std::pair<int32_t, size_t>>> failed_shapes;
+  std::vector<int32_t> start_jobs, pending_jobs;
   const int64_t budget = policy.budgets.max_candidates;
   for (int32_t j : internal::OrderPendingJobs(index, policy)) {
     const internal::JobInfo& info = index.job(j);
@@ -99,29 +130,37 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
       pending.reason = PendingReason::kBudgetExhausted;
       pending.detail = "the cycle's candidate budget ran out before this job was tried";
       decisions.pending.push_back(std::move(pending));
+      pending_jobs.push_back(j);
       continue;
     }
-    std::string key = ShapeKey(info);
-    if (auto it = failed_shapes.find(key); it != failed_shapes.end()) {
-      ++counters.equivalence_hits;
-      PendingDecision pending = it->second;
-      pending.job = info.job->id;
-      decisions.pending.push_back(std::move(pending));
-      continue;
+    const uint64_t shape = ShapeHash(info);
+    if (auto it = failed_shapes.find(shape); it != failed_shapes.end()) {
+      auto same = std::find_if(it->second.begin(), it->second.end(), [&](const auto& entry) {
+        return SameShape(index.job(entry.first), info);
+      });
+      if (same != it->second.end()) {
+        ++counters.equivalence_hits;
+        PendingDecision pending = decisions.pending[same->second];
+        pending.job = info.job->id;
+        decisions.pending.push_back(std::move(pending));
+        pending_jobs.push_back(j);
+        continue;
+      }
     }
     if (auto placements = placer.TryStart(j)) {
       ++counters.jobs_started;
       decisions.starts.push_back(StartDecision{info.job->id, std::move(*placements)});
+      start_jobs.push_back(j);
       continue;
     }
     // Stage 9: the reason, computed once per shape.
-    PendingDecision pending = placer.Diagnose(j);
-    failed_shapes.emplace(std::move(key), pending);
-    decisions.pending.push_back(std::move(pending));
+    failed_shapes[shape].emplace_back(j, decisions.pending.size());
+    decisions.pending.push_back(placer.Diagnose(j));
+    pending_jobs.push_back(j);
   }
 
-  SortByJob(decisions.starts);
-  SortByJob(decisions.pending);
+  SortByJob(decisions.starts, start_jobs);
+  SortByJob(decisions.pending, pending_jobs);
   return decisions;
 }
 
