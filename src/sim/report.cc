@@ -144,14 +144,14 @@ constexpr std::array<const char*, 8> kColors = {"#1f77b4", "#ff7f0e", "#2ca02c",
 
 // One SVG line chart of metric `m` (1: allocation, 2: fragmentation) against arrived load.
 std::string Chart(const std::vector<PolicyResult>& results, int m, std::string_view title,
-                  double y_min, double y_max) {
+                  double x_min, double y_min, double y_max) {
   const int w = 640, h = 360, left = 56, right = 150, top = 30, bottom = 44;
   const int pw = w - left - right, ph = h - top - bottom;
   double x_max = 130;
   for (const PolicyResult& r : results) {
     for (const auto& p : MeanCurve(r)) x_max = std::max(x_max, p[0]);
   }
-  auto X = [&](double x) { return left + x / x_max * pw; };
+  auto X = [&](double x) { return left + (x - x_min) / (x_max - x_min) * pw; };
   auto Y = [&](double y) { return top + (1 - (y - y_min) / (y_max - y_min)) * ph; };
   std::string s = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
@@ -165,7 +165,8 @@ std::string Chart(const std::vector<PolicyResult>& results, int m, std::string_v
         "<text x=\"{}\" y=\"{:.1f}\" class=\"a\" text-anchor=\"end\">{:.0f}%</text>\n",
         left, left + pw, Y(y), Y(y), left - 6, Y(y) + 4, y * 100);
   }
-  for (int x = 0; x <= static_cast<int>(x_max); x += 10) {
+  const int step = x_max - x_min > 60 ? 10 : 5;
+  for (int x = static_cast<int>(x_min); x <= static_cast<int>(x_max); x += step) {
     s += fmt::format(
         "<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{}\" class=\"g\"/>"
         "<text x=\"{:.1f}\" y=\"{}\" class=\"a\" text-anchor=\"middle\">{}</text>\n",
@@ -178,6 +179,7 @@ std::string Chart(const std::vector<PolicyResult>& results, int m, std::string_v
   for (size_t k = 0; k < results.size(); ++k) {
     std::string points;
     for (const auto& p : MeanCurve(results[k])) {
+      if (p[0] < x_min) continue;
       const double v = std::clamp(p[m], y_min, y_max);
       points += fmt::format("{:.1f},{:.1f} ", X(p[0]), Y(v));
     }
@@ -287,15 +289,15 @@ std::string HtmlReport(const RunInfo& info, const std::vector<PolicyResult>& res
   double f_max = 0.0;
   for (const PolicyResult& r : results) {
     for (const auto& p : MeanCurve(r)) {
-      if (p[0] >= 50) a_min = std::min(a_min, p[1]);
+      if (p[0] >= 100) a_min = std::min(a_min, p[1]);
       f_max = std::max(f_max, p[2]);
     }
   }
-  a_min = std::max(0.0, std::floor(a_min * 10 - 0.5) / 10);
+  a_min = std::max(0.0, std::floor(a_min * 50 - 0.5) / 50);
   out += "<div class=\"charts\">\n";
-  out += Chart(results, 1, "GPU allocation ratio vs arrived load", 0.0, 1.0);
-  out += Chart(results, 1, "GPU allocation ratio (zoom)", a_min, 1.0);
-  out += Chart(results, 2, "Fragmentation ratio (fragmented idle / idle GPU milli)", 0.0,
+  out += Chart(results, 1, "GPU allocation ratio vs arrived load", 0.0, 0.0, 1.0);
+  out += Chart(results, 1, "GPU allocation ratio, 80% arrived and beyond", 80.0, a_min, 1.0);
+  out += Chart(results, 2, "Fragmentation ratio (fragmented idle / idle GPU milli)", 0.0, 0.0,
                std::max(0.1, std::ceil(f_max * 10) / 10));
   out +=
       "</div>\n<table>\n<tr><th>policy</th><th>alloc @100%</th><th>alloc @130%</th>"

@@ -84,8 +84,12 @@ std::shared_ptr<const PlacementScorer> MakeBestFitScorer();
 // in the paper's code. Also a GpuSelectingScorer.
 std::shared_ptr<const PlacementScorer> MakeFgdScorer(TaskClassTable popularity);
 
-// default: gpupool's own fragmentation-aware scorer (see docs/simulator.md for what it does and
-// why it beats FGD). Needs the workload's popularity table (all classes).
+// default: gpupool's own fragmentation-aware scorer. Where FGD minimises the fragmentation a
+// placement causes now, this minimises the growth of the node's expected *final* waste: the GPU
+// milli still idle after fixed samples of the workload's mix (CPU and memory included) are packed
+// onto the node largest first. Ties go to the first node, which packs. Needs the workload's
+// popularity table with memory (TaskClassTable::FromPods(..., 100, true)); MakeScorerByName()
+// builds it. See docs/simulator.md for the measurements. Cost per call: O(8 x 64 x GPUs).
 std::shared_ptr<const PlacementScorer> MakeDefaultScorer(TaskClassTable popularity);
 
 // What the by-name factory needs: a seed (random) and the workload's requests (fgd, default).
