@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fmt/format.h"
+#include "gpupool/apply.h"
 #include "gpupool/schedule.h"
 #include "gtest/gtest.h"
 
@@ -393,6 +394,41 @@ TEST(ScenarioTest, ScenariosAreDeterministicAndValidAtFullScale) {
   EXPECT_EQ(s2.queues.size(), 1000u);
   EXPECT_EQ(Describe(GenerateScenarioS2(3, 0.05)), Describe(GenerateScenarioS2(3, 0.05)));
   EXPECT_NE(Describe(GenerateScenarioS2(3, 0.05)), Describe(GenerateScenarioS2(4, 0.05)));
+}
+
+// The benchmark scenarios, shrunk, go through Schedule(): no error, every pending job gets
+// exactly one outcome, and the snapshot with the starts applied is still valid (nothing
+// over-committed). S2 seed 39 at scale 0.004 (40 nodes, 488 jobs) is the smallest input that
+// crashed Diagnose when its per-(queue, model) cache handed out pointers into a flat_hash_map
+// that later insertions moved.
+TEST(ScenarioScheduleTest, ShrunkScenariosScheduleCleanly) {
+  struct Case {
+    int scenario;
+    double scale;
+    uint64_t seed;
+  };
+  std::vector<Case> cases = {{2, 0.004, 39}, {1, 0.01, 1}, {1, 0.01, 2}};
+  for (uint64_t seed = 1; seed <= 20; ++seed) cases.push_back({2, 0.007, seed});
+  for (const Case& c : cases) {
+    SCOPED_TRACE(fmt::format("S{} scale {} seed {}", c.scenario, c.scale, c.seed));
+    Snapshot snapshot =
+        c.scenario == 1 ? GenerateScenarioS1(c.seed, c.scale) : GenerateScenarioS2(c.seed, c.scale);
+    const absl::StatusOr<Decisions> decisions = Schedule(snapshot, Policy{});
+    ASSERT_TRUE(decisions.ok()) << decisions.status();
+    std::map<std::string, int> outcomes;
+    for (const StartDecision& start : decisions->starts) ++outcomes[start.job];
+    for (const PendingDecision& pending : decisions->pending) ++outcomes[pending.job];
+    int64_t pending_jobs = 0;
+    for (const Job& job : snapshot.jobs) {
+      if (job.state != JobState::kPending) continue;
+      ++pending_jobs;
+      EXPECT_EQ(outcomes[job.id], 1) << job.id;
+    }
+    EXPECT_EQ(static_cast<int64_t>(outcomes.size()), pending_jobs);
+    ASSERT_TRUE(ApplyStarts(*decisions, snapshot).ok());
+    const absl::Status after = ValidateSnapshot(snapshot);
+    EXPECT_TRUE(after.ok()) << after;
+  }
 }
 
 }  // namespace
