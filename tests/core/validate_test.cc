@@ -1,5 +1,6 @@
 // ValidateSnapshot: one case per kind of bad input, each asserting the exact status code and the
 // exact message; a rich valid snapshot passes; the first error does not depend on list order.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -645,6 +646,37 @@ TEST(ValidateTest, NodesAreCheckedBeforeJobs) {
   absl::Status status = ValidateSnapshot(snapshot);
   EXPECT_EQ(status.code(), kInvalid);
   EXPECT_EQ(std::string(status.message()), "nodes[n4].gpus[0].island: must be >= 0");
+}
+
+// 100,000 jobs with one id: refused as a duplicate, in time linear-logarithmic in their number
+// (a quadratic search for repeats would take minutes here).
+TEST(ValidateTest, ManyIdenticalIdsAreRefused) {
+  Snapshot snapshot = RichSnapshot();
+  snapshot.jobs.assign(100000, MakePendingJob("same", "org", GpuRequest(1000)));
+  snapshot.jobs.push_back(MakePendingJob("other", "org", GpuRequest(1000)));
+  absl::Status status = ValidateSnapshot(snapshot);
+  EXPECT_EQ(status.code(), kInvalid);
+  EXPECT_EQ(std::string(status.message()), "jobs[same].id: duplicate id");
+}
+
+// The smallest repeated id is reported, whatever the order; nodes come before jobs.
+TEST(ValidateTest, SmallestDuplicateIdIsReported) {
+  Snapshot jobs_repeat = RichSnapshot();
+  for (const char* id : {"j5", "j2", "j4"}) {
+    jobs_repeat.jobs.push_back(MakePendingJob(id, "org", GpuRequest(0)));
+  }
+  Snapshot both_repeat = jobs_repeat;
+  both_repeat.nodes.push_back(MakeCpuNode("n4"));
+  both_repeat.nodes.push_back(MakeCpuNode("n3"));
+  for (uint64_t seed = 0; seed < 10; ++seed) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    Snapshot a = jobs_repeat;
+    ShuffleSnapshot(a, seed);
+    EXPECT_EQ(std::string(ValidateSnapshot(a).message()), "jobs[j2].id: duplicate id");
+    Snapshot b = both_repeat;
+    ShuffleSnapshot(b, seed);
+    EXPECT_EQ(std::string(ValidateSnapshot(b).message()), "nodes[n3].id: duplicate id");
+  }
 }
 
 // Extreme values everywhere are refused without overflow or crash (run under sanitizers).
