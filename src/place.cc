@@ -64,7 +64,6 @@ std::optional<std::vector<ReplicaPlacement>> Placer::TryStart(int32_t j) {
     const WorkingState::Mark mark = state_.Checkpoint();
     building_.clear();
     if (PlaceGang(j, m)) {
-      state_.Commit();
       std::vector<ReplicaPlacement> placements = std::move(building_);
       building_.clear();
       // Group-name order, then replica order.

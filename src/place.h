@@ -38,8 +38,9 @@ class Placer {
  public:
   Placer(const SnapshotIndex& index, WorkingState& state, const Policy& policy, Counters& counters);
 
-  // Tries to start job j. On success returns its placements (committed to the working state).
-  // On failure the state is unchanged and `Diagnose()` explains why.
+  // Tries to start job j. On success returns its placements, applied to the working state (the
+  // caller commits, or rolls back to a mark taken before). On failure the state is unchanged and
+  // `Diagnose()` explains why.
   std::optional<std::vector<ReplicaPlacement>> TryStart(int32_t j);
 
   // The pending decision for job j, which TryStart() has just failed to place.

@@ -1,13 +1,14 @@
 // Schedule(): one cycle, stage by stage (DESIGN.md "The engine: one cycle").
 //
-// v1 runs stages 1, 2, 4, 5 and 9: validate and index, build the working state from running
-// jobs, order pending jobs, place gangs, and give every job left pending its reason. Fair share,
-// preemption, backfill and consolidation come with later issues and slot in between.
+// This version runs stages 1, 2, 4, 5, 6 and 9: validate and index, build the working state from
+// running jobs, order pending jobs, place gangs, optionally evict lower-priority work of the same
+// queue for a job that does not place (policy.preemption), and give every job left pending its
+// reason. Fair share, backfill and consolidation come with later issues and slot in between.
 //
-// Equivalence classes of jobs: within one cycle capacity only shrinks (nothing departs), so a
-// job identical in everything placement looks at (queue, groups, requests, constraints) to one
-// that already failed fails too, for the same reason. Such jobs are answered from a table in
-// O(1), which keeps a cycle with many identical pending jobs about linear in their number.
+// Equivalence classes of jobs: between preemptions capacity only shrinks, so a job identical in
+// everything placement looks at (queue, groups, requests, constraints) to one that already failed
+// fails too, for the same reason. Such jobs are answered from a table in O(1), which keeps a cycle
+// with many identical pending jobs about linear in their number.
 #include "gpupool/schedule.h"
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include "internal/check.h"
 #include "order.h"
 #include "place.h"
+#include "preempt.h"
 #include "snapshot_index.h"
 #include "working_state.h"
 
@@ -38,8 +40,11 @@ bool SameGroupShape(const TaskGroup& a, const TaskGroup& b) {
          a.topology.gang_strictness == b.topology.gang_strictness;
 }
 
-bool SameShape(const internal::JobInfo& a, const internal::JobInfo& b) {
+// With preemption on, a job's priority decides which victims it may take, so it is part of the
+// shape.
+bool SameShape(const internal::JobInfo& a, const internal::JobInfo& b, bool with_priority) {
   if (a.queue != b.queue || a.groups_by_name.size() != b.groups_by_name.size()) return false;
+  if (with_priority && a.job->priority != b.job->priority) return false;
   for (size_t i = 0; i < a.groups_by_name.size(); ++i) {
     if (!SameGroupShape(a.job->groups[a.groups_by_name[i]], b.job->groups[b.groups_by_name[i]])) {
       return false;
@@ -48,7 +53,7 @@ bool SameShape(const internal::JobInfo& a, const internal::JobInfo& b) {
   return true;
 }
 
-uint64_t ShapeHash(const internal::JobInfo& info) {
+uint64_t ShapeHash(const internal::JobInfo& info, bool with_priority) {
   uint64_t h = 0x9e3779b97f4a7c15ULL;
   auto add = [&h](uint64_t v) {
     uint64_t z = (h ^ v) + 0x9e3779b97f4a7c15ULL;
@@ -57,6 +62,7 @@ uint64_t ShapeHash(const internal::JobInfo& info) {
     h = z ^ (z >> 31);
   };
   add(static_cast<uint64_t>(info.queue));
+  if (with_priority) add(static_cast<uint64_t>(info.job->priority));
   for (int32_t g : info.groups_by_name) {
     const TaskGroup& group = info.job->groups[g];
     add(std::hash<std::string>()(group.name));
@@ -115,10 +121,13 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
   // Stage 4: order. Stage 5: place.
   Counters& counters = decisions.counters;
   internal::Placer placer(index, state, policy, counters);
+  // Stage 6 runs inside the loop: a job that does not place may evict lower-priority work.
+  const bool preemption = policy.preemption.enabled;
+  internal::PreemptionPlanner planner(index, state, placer, policy, counters);
   // Failed shapes: hash -> (representative job, its pending decision). The hash only narrows
   // the search; equality is checked field by field, and nothing is iterated in hash order.
   absl::flat_hash_map<uint64_t, std::vector<std::pair<int32_t, size_t>>> failed_shapes;
-  std::vector<int32_t> start_jobs, pending_jobs;
+  std::vector<int32_t> start_jobs, pending_jobs, preempt_jobs;
   const int64_t budget = policy.budgets.max_candidates;
   for (int32_t j : internal::OrderPendingJobs(index, policy)) {
     const internal::JobInfo& info = index.job(j);
@@ -133,10 +142,10 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
       pending_jobs.push_back(j);
       continue;
     }
-    const uint64_t shape = ShapeHash(info);
+    const uint64_t shape = ShapeHash(info, preemption);
     if (auto it = failed_shapes.find(shape); it != failed_shapes.end()) {
       auto same = std::find_if(it->second.begin(), it->second.end(), [&](const auto& entry) {
-        return SameShape(index.job(entry.first), info);
+        return SameShape(index.job(entry.first), info, preemption);
       });
       if (same != it->second.end()) {
         ++counters.equivalence_hits;
@@ -147,11 +156,29 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
         continue;
       }
     }
-    if (auto placements = placer.TryStart(j)) {
+    auto placements = placer.TryStart(j);
+    state.Commit();
+    if (placements) {
       ++counters.jobs_started;
       decisions.starts.push_back(StartDecision{info.job->id, std::move(*placements)});
       start_jobs.push_back(j);
       continue;
+    }
+    if (preemption) {
+      auto plan = planner.TryPreempt(j);
+      state.Commit();
+      if (plan) {
+        ++counters.jobs_started;
+        for (PreemptDecision& p : plan->preemptions) {
+          preempt_jobs.push_back(index.FindJob(p.job));
+          decisions.preemptions.push_back(std::move(p));
+        }
+        decisions.starts.push_back(StartDecision{info.job->id, std::move(plan->placements)});
+        start_jobs.push_back(j);
+        // Capacity grew where the victims were: earlier failures no longer prove anything.
+        failed_shapes.clear();
+        continue;
+      }
     }
     // Stage 9: the reason, computed once per shape.
     failed_shapes[shape].emplace_back(j, decisions.pending.size());
@@ -161,6 +188,7 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
 
   SortByJob(decisions.starts, start_jobs);
   SortByJob(decisions.pending, pending_jobs);
+  SortByJob(decisions.preemptions, preempt_jobs);
   return decisions;
 }
 

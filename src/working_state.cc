@@ -64,8 +64,77 @@ void WorkingState::AddRunningJob(int32_t j) {
     }
     Allocate(j, n, gpus, request.MilliPerGpu(), request.gpu_memory_mib, request.cpu_milli,
              request.memory_mib);
+    if (held_.empty()) held_.resize(index_.job_count());
+    held_[j].push_back(Held{n, std::move(gpus), request.MilliPerGpu(), request.gpu_memory_mib,
+                            request.cpu_milli, request.memory_mib});
   }
   Commit();
+}
+
+int64_t WorkingState::running_milli(int32_t j) const {
+  if (held_.empty()) return 0;
+  int64_t total = 0;
+  for (const Held& held : held_[j]) {
+    total += held.milli * static_cast<int64_t>(held.gpus.size());
+  }
+  return total;
+}
+
+void WorkingState::ReleaseRunningJob(int32_t j) {
+  if (held_.empty()) return;
+  for (const Held& held : held_[j]) Free(j, held);
+}
+
+// The inverse of Allocate(). Tenant marks are cleared when a GPU or node becomes empty; a node
+// that still holds other work keeps its marks (conservative: isolation can only be stricter).
+void WorkingState::Free(int32_t j, const Held& held) {
+  const JobInfo& info = index_.job(j);
+  const int32_t n = held.node;
+  Touch(n);
+  int64_t given = 0;
+  const bool whole = held.milli >= kMilliPerGpu;
+  for (int32_t g : held.gpus) {
+    if (!index_.gpu_healthy(g)) continue;
+    Set(gpu_free_milli_, g, gpu_free_milli_[g] + held.milli);
+    Set(gpu_free_memory_, g,
+        whole ? index_.gpu_memory_mib(n)
+              : std::min(index_.gpu_memory_mib(n), gpu_free_memory_[g] + held.gpu_memory_mib));
+    if (gpu_free_milli_[g] == kMilliPerGpu) Set(gpu_tenant_, g, kNoTenant);
+    given += held.milli;
+  }
+  Set(node_free_cpu_, n, node_free_cpu_[n] + held.cpu_milli);
+  Set(node_free_memory_, n, node_free_memory_[n] + held.memory_mib);
+  Set(node_free_gpu_, n, node_free_gpu_[n] + given);
+  const bool node_empty =
+      node_free_cpu_[n] == index_.node(n).cpu_milli &&
+      node_free_memory_[n] == index_.node(n).memory_mib &&
+      node_free_gpu_[n] == static_cast<int64_t>(index_.healthy_gpus(n)) * kMilliPerGpu;
+  if (node_empty) {
+    Set(node_tenant_, n, kNoTenant);
+    Set(node_exclusive_tenant_, n, kNoTenant);
+  }
+  if (open_[n]) {
+    const int32_t slot = OrderedSlot(n);
+    Set(model_free_gpu_, slot, model_free_gpu_[slot] + given);
+    Set(model_free_cpu_, slot, model_free_cpu_[slot] + held.cpu_milli);
+  }
+  for (int32_t l = 0; l < index_.level_count(); ++l) {
+    const int32_t d = index_.node_domain(n, l);
+    if (d == kNone) continue;
+    const size_t flat = index_.flat_domain(l, d);
+    Set(domain_free_gpu_, flat, domain_free_gpu_[flat] + given);
+  }
+  const int32_t m = index_.node_model(n);
+  const int64_t used = held.milli * static_cast<int64_t>(held.gpus.size());
+  if (used > 0 && info.queue != kNone) {
+    const size_t slots = index_.model_count() + 1;
+    for (int32_t q = info.queue; q != kNone; q = index_.queue_parent(q)) {
+      if (m != kNone) Set(queue_usage_, q * slots + m, queue_usage_[q * slots + m] - used);
+      const size_t any = q * slots + index_.any_model_slot();
+      Set(queue_usage_, any, queue_usage_[any] - used);
+    }
+  }
+  Reindex(n);
 }
 
 void WorkingState::Touch(int32_t n) {

@@ -45,6 +45,10 @@ class WorkingState {
   // Adds a running job's placements (validated) to the state. Not undoable; call before any
   // transaction.
   void AddRunningJob(int32_t job);
+  // Gives back everything a running job holds (as if it were evicted). Undoable.
+  void ReleaseRunningJob(int32_t job);
+  // Milli-GPUs a running job holds in total.
+  int64_t running_milli(int32_t job) const;
 
   // --- Transactions. ---
   struct Mark {
@@ -53,7 +57,7 @@ class WorkingState {
   };
   Mark Checkpoint() const { return {undo_.size(), touched_.size()}; }
   void Rollback(Mark mark);
-  // Forgets the undo log once no transaction is open (keeps memory flat over a cycle).
+  // Forgets the undo log; call only when no transaction is open (keeps memory flat).
   void Commit() {
     undo_.clear();
     touched_.clear();
@@ -99,6 +103,13 @@ class WorkingState {
     undo_.push_back({&array[i], array[i]});
     array[i] = value;
   }
+  // One replica of a running job, as AddRunningJob() found it.
+  struct Held {
+    int32_t node;
+    std::vector<int32_t> gpus;
+    int64_t milli, gpu_memory_mib, cpu_milli, memory_mib;
+  };
+  void Free(int32_t job, const Held& held);
   NodeKey KeyOf(int32_t n) const {
     return {key_sign_ * node_free_gpu_[n], key_sign_ * node_free_cpu_[n], n};
   }
@@ -122,6 +133,8 @@ class WorkingState {
   std::vector<absl::btree_set<NodeKey>> ordered_;
   // Key under which each open node currently sits in its ordered index.
   std::vector<NodeKey> indexed_key_;
+  // Per job: what it holds, if it is running.
+  std::vector<std::vector<Held>> held_;
 
   struct Undo {
     int64_t* slot;

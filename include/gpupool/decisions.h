@@ -20,7 +20,8 @@ struct StartDecision {
   std::vector<ReplicaPlacement> placements;
 };
 
-// Evict a running job (whole gang) so that `for_job` can run.
+// Evict a running job (whole gang) so that `for_job` can run. The victim goes back to its
+// queue as pending; it resumes from its last checkpoint.
 struct PreemptDecision {
   std::string job;
   std::string for_job;
@@ -95,6 +96,9 @@ struct Counters {
   int64_t transactions_rolled_back = 0;
   // Jobs answered from an identical job that already failed in this cycle.
   int64_t equivalence_hits = 0;
+  // Victim sets simulated by preemption planning, and jobs evicted.
+  int64_t preemption_plans = 0;
+  int64_t preemptions = 0;
   bool budget_exhausted = false;
 };
 

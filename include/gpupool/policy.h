@@ -33,6 +33,23 @@ struct Budgets {
   // Candidate nodes evaluated over the whole cycle; once spent, the remaining jobs stay pending
   // with reason kBudgetExhausted.
   int64_t max_candidates = 0;
+  // Victim sets simulated by preemption planning over the whole cycle; once spent, no further
+  // preemption is planned (counters.budget_exhausted reports it).
+  int64_t max_preemption_plans = 0;
+};
+
+// Preemption (DESIGN.md stage 6). In this version a pending job may evict running jobs of its
+// own queue with a lower priority; reclaiming guarantees across queues comes with fair share.
+// Victims are whole gangs, only preemptible jobs past their minimum runtime. Among the victim
+// sets that let the job start, the planner takes the cheapest in lost work (then the fewest
+// victims, then by job ids), and evicts nothing unless the job then starts.
+struct PreemptionOptions {
+  // Off by default: Schedule() emits no Preempt decision.
+  bool enabled = false;
+  // A victim whose checkpoint_cost_s is at most this many seconds is taken to checkpoint on
+  // demand before it goes: it loses only its checkpoint cost (plus its restore time) instead of
+  // all the work since its last checkpoint.
+  int64_t checkpoint_grace_s = 0;
 };
 
 struct Policy {
@@ -44,6 +61,7 @@ struct Policy {
   // serve many concurrent Schedule() calls.
   std::shared_ptr<const PlacementScorer> scorer;
   JobOrder job_order = JobOrder::kPriorityFifo;
+  PreemptionOptions preemption;
   Budgets budgets;
 };
 

@@ -1,0 +1,301 @@
+// Stage 6: preemption planning. Worked examples, then a brute-force oracle over every victim
+// subset on small clusters.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gpupool/schedule.h"
+#include "gtest/gtest.h"
+#include "testing/builders.h"
+
+namespace gpupool {
+namespace {
+
+using ::gpupool::testing::FindPending;
+using ::gpupool::testing::FindStart;
+using ::gpupool::testing::GpuRequest;
+using ::gpupool::testing::MakeNode;
+using ::gpupool::testing::MakePendingJob;
+using ::gpupool::testing::MakeRunningJob;
+using ::gpupool::testing::Placement;
+using ::gpupool::testing::SnapshotBuilder;
+
+Policy PreemptingPolicy() {
+  Policy policy;
+  policy.preemption.enabled = true;
+  return policy;
+}
+
+// A running job of queue q, priority 0, that last checkpointed at `checkpoint`.
+Job Running(std::string id, std::string node, std::vector<int32_t> gpus, int64_t checkpoint,
+            std::string queue = "q") {
+  const int64_t milli = static_cast<int64_t>(gpus.size()) * kMilliPerGpu;
+  Job job = MakeRunningJob(std::move(id), std::move(queue), GpuRequest(milli),
+                           {Placement(std::move(node), std::move(gpus))}, /*start_time=*/0);
+  job.checkpointing.interval_s = 1800;
+  job.checkpointing.last_checkpoint_time = checkpoint;
+  job.checkpointing.restore_time_s = 60;
+  return job;
+}
+
+Job Urgent(std::string id, int64_t gpu_milli, int32_t priority = 10) {
+  Job job = MakePendingJob(std::move(id), "q", GpuRequest(gpu_milli));
+  job.priority = priority;
+  job.submit_time = 900;
+  return job;
+}
+
+// n1 is full: "stale" (4 GPUs) last checkpointed at t=100, "fresh" (4 GPUs) at t=900. At t=1000
+// a priority-10 job needs 4 GPUs. Evicting fresh loses 4000 x (100 + 60 restore) = 640,000
+// milli-GPU-seconds, stale would lose 4000 x (900 + 60): fresh goes, and the job takes its GPUs.
+TEST(PreemptTest, EvictsTheVictimThatLosesLeastWork) {
+  Snapshot snapshot = SnapshotBuilder()
+                          .Now(1000)
+                          .Model("A100")
+                          .Node(MakeNode("n1", "A100", 8))
+                          .Queue("q")
+                          .Job(Running("stale", "n1", {0, 1, 2, 3}, 100))
+                          .Job(Running("fresh", "n1", {4, 5, 6, 7}, 900))
+                          .Job(Urgent("urgent", 4000))
+                          .Build();
+  absl::StatusOr<Decisions> d = Schedule(snapshot, PreemptingPolicy());
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->preemptions.size(), 1u);
+  EXPECT_EQ(d->preemptions[0].job, "fresh");
+  EXPECT_EQ(d->preemptions[0].for_job, "urgent");
+  EXPECT_EQ(d->preemptions[0].lost_milli_gpu_seconds, 4000 * (100 + 60));
+  const StartDecision* start = FindStart(*d, "urgent");
+  ASSERT_NE(start, nullptr);
+  EXPECT_EQ(start->placements[0].gpus, (std::vector<int32_t>{4, 5, 6, 7}));
+  EXPECT_EQ(d->counters.preemptions, 1);
+}
+
+TEST(PreemptTest, OffByDefault) {
+  Snapshot snapshot = SnapshotBuilder()
+                          .Now(1000)
+                          .Model("A100")
+                          .Node(MakeNode("n1", "A100", 8))
+                          .Queue("q")
+                          .Job(Running("a", "n1", {0, 1, 2, 3, 4, 5, 6, 7}, 900))
+                          .Job(Urgent("urgent", 4000))
+                          .Build();
+  absl::StatusOr<Decisions> d = Schedule(snapshot, Policy{});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->preemptions.empty());
+  ASSERT_NE(FindPending(*d, "urgent"), nullptr);
+}
+
+// Victims must be preemptible, past their minimum runtime, of the same queue, and of a lower
+// priority. Each case leaves the only running job ineligible: nothing is evicted.
+TEST(PreemptTest, OnlyEligibleVictims) {
+  struct Case {
+    const char* name;
+    void (*edit)(Job& victim);
+  };
+  const Case cases[] = {
+      {"not preemptible", [](Job& v) { v.preemptible = false; }},
+      {"within minimum runtime", [](Job& v) { v.min_runtime_s = 5000; }},
+      {"same priority", [](Job& v) { v.priority = 10; }},
+      {"higher priority", [](Job& v) { v.priority = 20; }},
+      {"other queue", [](Job& v) { v.queue = "other"; }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Job victim = Running("v", "n1", {0, 1, 2, 3, 4, 5, 6, 7}, 900);
+    c.edit(victim);
+    Snapshot snapshot = SnapshotBuilder()
+                            .Now(1000)
+                            .Model("A100")
+                            .Node(MakeNode("n1", "A100", 8))
+                            .Queue("q")
+                            .Queue("other")
+                            .Job(victim)
+                            .Job(Urgent("urgent", 4000))
+                            .Build();
+    absl::StatusOr<Decisions> d = Schedule(snapshot, PreemptingPolicy());
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_TRUE(d->preemptions.empty());
+    EXPECT_NE(FindPending(*d, "urgent"), nullptr);
+  }
+}
+
+// A gang of two replicas (n1 and n2) is evicted whole, even though the job needs only n1.
+TEST(PreemptTest, EvictsWholeGangs) {
+  Job gang = MakeRunningJob(
+      "gang", "q", GpuRequest(8000),
+      {Placement("n1", {0, 1, 2, 3, 4, 5, 6, 7}, 0), Placement("n2", {0, 1, 2, 3, 4, 5, 6, 7}, 1)},
+      /*start_time=*/900);
+  Snapshot snapshot = SnapshotBuilder()
+                          .Now(1000)
+                          .Model("A100")
+                          .Node(MakeNode("n1", "A100", 8))
+                          .Node(MakeNode("n2", "A100", 8))
+                          .Queue("q")
+                          .Job(gang)
+                          .Job(Urgent("urgent", 8000))
+                          .Build();
+  absl::StatusOr<Decisions> d = Schedule(snapshot, PreemptingPolicy());
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->preemptions.size(), 1u);
+  EXPECT_EQ(d->preemptions[0].job, "gang");
+  // 16 GPUs x 100 s since its start (no checkpoint yet), no restore time.
+  EXPECT_EQ(d->preemptions[0].lost_milli_gpu_seconds, 16000 * 100);
+  ASSERT_NE(FindStart(*d, "urgent"), nullptr);
+}
+
+// Nothing is evicted unless the job then places: 16 GPUs on one 8-GPU node never fit.
+TEST(PreemptTest, NothingEvictedForNothing) {
+  Snapshot snapshot = SnapshotBuilder()
+                          .Now(1000)
+                          .Model("A100")
+                          .Node(MakeNode("n1", "A100", 8))
+                          .Queue("q")
+                          .Job(Running("a", "n1", {0, 1, 2, 3}, 900))
+                          .Job(Urgent("urgent", 16000))
+                          .Build();
+  absl::StatusOr<Decisions> d = Schedule(snapshot, PreemptingPolicy());
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->preemptions.empty());
+  EXPECT_NE(FindPending(*d, "urgent"), nullptr);
+}
+
+// With a grace period at least its checkpoint cost, a victim checkpoints on demand and loses
+// only that cost (30 s) plus its restore time, instead of 900 s of work.
+TEST(PreemptTest, CheckpointGraceLimitsTheLoss) {
+  Job victim = Running("v", "n1", {0, 1, 2, 3, 4, 5, 6, 7}, 100);
+  victim.checkpointing.checkpoint_cost_s = 30;
+  Snapshot snapshot = SnapshotBuilder()
+                          .Now(1000)
+                          .Model("A100")
+                          .Node(MakeNode("n1", "A100", 8))
+                          .Queue("q")
+                          .Job(victim)
+                          .Job(Urgent("urgent", 8000))
+                          .Build();
+  Policy policy = PreemptingPolicy();
+  policy.preemption.checkpoint_grace_s = 60;
+  absl::StatusOr<Decisions> d = Schedule(snapshot, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->preemptions.size(), 1u);
+  EXPECT_EQ(d->preemptions[0].lost_milli_gpu_seconds, 8000 * (30 + 60));
+}
+
+// Two cheap one-GPU victims cost less than one expensive four-GPU victim: the planner takes the
+// cheaper set even though it has more victims.
+TEST(PreemptTest, CheapestSetNotFewestVictims) {
+  Snapshot snapshot = SnapshotBuilder()
+                          .Now(1000)
+                          .Model("A100")
+                          .Node(MakeNode("n1", "A100", 4))
+                          .Node(MakeNode("n2", "A100", 2))
+                          .Queue("q")
+                          .Job(Running("big", "n1", {0, 1, 2, 3}, 0))
+                          .Job(Running("small1", "n2", {0}, 990))
+                          .Job(Running("small2", "n2", {1}, 990))
+                          .Job(Urgent("urgent", 2000))
+                          .Build();
+  absl::StatusOr<Decisions> d = Schedule(snapshot, PreemptingPolicy());
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->preemptions.size(), 2u);
+  EXPECT_EQ(d->preemptions[0].job, "small1");
+  EXPECT_EQ(d->preemptions[1].job, "small2");
+  EXPECT_EQ(FindStart(*d, "urgent")->placements[0].node, "n2");
+}
+
+// --- Oracle: every victim subset, on 2 to 4 nodes with up to 8 running jobs. ---
+
+uint64_t Next(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+int64_t Uniform(uint64_t& state, int64_t lo, int64_t hi) {
+  return lo + static_cast<int64_t>(Next(state) % static_cast<uint64_t>(hi - lo + 1));
+}
+
+int64_t OracleCost(const Job& job, int64_t now) {
+  int64_t milli = 0;
+  for (const ReplicaPlacement& p : job.placements) {
+    milli += static_cast<int64_t>(p.gpus.size()) * job.groups[0].request.MilliPerGpu();
+  }
+  const int64_t since =
+      std::max(*job.start_time, job.checkpointing.last_checkpoint_time.value_or(0));
+  return milli * (now - since + job.checkpointing.restore_time_s);
+}
+
+TEST(PreemptOracleTest, PlannerChoosesACheapestFeasibleVictimSet) {
+  int checked_with_preemption = 0;
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    uint64_t rng = seed;
+    const int nodes = static_cast<int>(Uniform(rng, 2, 4));
+    SnapshotBuilder builder;
+    builder.Now(10'000).Model("A100").Queue("q");
+    std::vector<std::vector<int>> free_gpus(nodes);
+    for (int n = 0; n < nodes; ++n) {
+      builder.Node(MakeNode("n" + std::to_string(n), "A100", 4));
+      free_gpus[n] = {0, 1, 2, 3};
+    }
+    std::vector<Job> running;
+    const int jobs = static_cast<int>(Uniform(rng, 1, 8));
+    for (int k = 0; k < jobs; ++k) {
+      const int n = static_cast<int>(Uniform(rng, 0, nodes - 1));
+      const int want = static_cast<int>(Uniform(rng, 1, 2));
+      if (static_cast<int>(free_gpus[n].size()) < want) continue;
+      std::vector<int32_t> gpus(free_gpus[n].begin(), free_gpus[n].begin() + want);
+      free_gpus[n].erase(free_gpus[n].begin(), free_gpus[n].begin() + want);
+      Job job =
+          Running("r" + std::to_string(k), "n" + std::to_string(n), gpus, Uniform(rng, 0, 9'000));
+      job.start_time = Uniform(rng, 0, 5'000);
+      job.checkpointing.restore_time_s = Uniform(rng, 0, 300);
+      job.priority = static_cast<int32_t>(Uniform(rng, 0, 3));
+      job.preemptible = Uniform(rng, 0, 9) != 0;
+      running.push_back(job);
+    }
+    Job urgent = Urgent("urgent", Uniform(rng, 1, 4) * 1000, /*priority=*/2);
+    for (const Job& job : running) builder.Job(job);
+    builder.Job(urgent);
+    const Snapshot snapshot = builder.Build();
+
+    absl::StatusOr<Decisions> d = Schedule(snapshot, PreemptingPolicy());
+    ASSERT_TRUE(d.ok()) << d.status();
+    if (FindStart(*d, "urgent") != nullptr && d->preemptions.empty()) continue;  // no need
+
+    // Every subset of eligible victims, checked by scheduling the snapshot without them.
+    std::vector<const Job*> eligible;
+    for (const Job& job : running) {
+      if (job.preemptible && job.priority < urgent.priority) eligible.push_back(&job);
+    }
+    int64_t best = -1;
+    for (uint32_t mask = 1; mask < (1u << eligible.size()); ++mask) {
+      Snapshot without = snapshot;
+      int64_t cost = 0;
+      for (size_t i = 0; i < eligible.size(); ++i) {
+        if (!(mask & (1u << i))) continue;
+        cost += OracleCost(*eligible[i], snapshot.now);
+        std::erase_if(without.jobs, [&](const Job& j) { return j.id == eligible[i]->id; });
+      }
+      absl::StatusOr<Decisions> trial = Schedule(without, Policy{});
+      ASSERT_TRUE(trial.ok()) << trial.status();
+      if (FindStart(*trial, "urgent") != nullptr && (best < 0 || cost < best)) best = cost;
+    }
+    int64_t chosen = 0;
+    for (const PreemptDecision& p : d->preemptions) chosen += p.lost_milli_gpu_seconds;
+    if (best < 0) {
+      EXPECT_TRUE(d->preemptions.empty());
+      EXPECT_EQ(FindStart(*d, "urgent"), nullptr);
+    } else {
+      ++checked_with_preemption;
+      EXPECT_NE(FindStart(*d, "urgent"), nullptr);
+      EXPECT_EQ(chosen, best);
+    }
+  }
+  // The generator must exercise the interesting case, not only trivial ones.
+  EXPECT_GT(checked_with_preemption, 30);
+}
+
+}  // namespace
+}  // namespace gpupool
