@@ -19,7 +19,7 @@
 #include <optional>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "gpupool/decisions.h"
 #include "gpupool/policy.h"
 #include "snapshot_index.h"
@@ -100,7 +100,8 @@ class Placer {
   // Limit blocks met by the last TryStart(), per model tried.
   std::optional<LimitBlock> last_limit_block_;
   bool last_all_limited_ = false;
-  absl::flat_hash_map<int64_t, Eligibility> eligibility_;
+  // Node-based: Diagnose() holds pointers to entries while it adds others.
+  absl::node_hash_map<int64_t, Eligibility> eligibility_;
   // Scratch buffers.
   std::vector<int64_t> free_scratch_;
   std::vector<int32_t> island_free_, island_order_;
