@@ -55,6 +55,11 @@ struct Part {
 // Compares a/b with c/d (b, d > 0) exactly, without forming a*d or c*b: the continued-fraction
 // expansions of the two are compared term by term. Returns -1, 0 or 1.
 int CompareFractions(U128 a, U128 b, U128 c, U128 d) {
+  // Fast path: with every term below 2^64 the cross products fit in 128 bits.
+  if (((a | b | c | d) >> 64) == 0) {
+    const U128 ad = a * d, cb = c * b;
+    return ad < cb ? -1 : (ad > cb ? 1 : 0);
+  }
   int sign = 1;
   while (true) {
     const U128 qa = a / b;
@@ -79,14 +84,16 @@ int CompareFractions(U128 a, U128 b, U128 c, U128 d) {
 
 // Hands out `units` extra milli-GPUs, one each, to the entries with the largest remainder (ties:
 // lowest tie key). `order` holds indices into `parts`; each gets at most one unit.
-void HandOutLeftovers(int64_t units, std::vector<int32_t>& order, const std::vector<U128>& rem,
+void HandOutLeftovers(int64_t units, std::span<int32_t> order, const std::vector<U128>& rem,
                       std::span<const Part> parts, std::span<int64_t> out) {
   if (units <= 0) return;
-  std::sort(order.begin(), order.end(), [&](int32_t x, int32_t y) {
-    if (rem[x] != rem[y]) return rem[x] > rem[y];
-    return parts[x].tie < parts[y].tie;
-  });
   GPUPOOL_CHECK(units <= static_cast<int64_t>(order.size()));
+  // Only which entries come first matters, not their order among themselves: a selection.
+  std::nth_element(order.begin(), order.begin() + (units - 1), order.end(),
+                   [&](int32_t x, int32_t y) {
+                     if (rem[x] != rem[y]) return rem[x] > rem[y];
+                     return parts[x].tie < parts[y].tie;
+                   });
   for (int64_t k = 0; k < units; ++k) ++out[order[k]];
 }
 
@@ -129,7 +136,7 @@ int64_t WaterFill(int64_t surplus, std::vector<int32_t>& active, std::span<const
   }
   // The rest stay below their room: each gets floor(left * w / weight_sum), and the units lost
   // to flooring go to the largest remainders. floor + 1 <= room because room > left*w/sum.
-  std::vector<int32_t> rest(active.begin() + static_cast<std::ptrdiff_t>(k), active.end());
+  const std::span<int32_t> rest(active.data() + k, active.size() - k);
   GPUPOOL_CHECK(!rest.empty());
   int64_t given = 0;
   for (int32_t i : rest) {
@@ -149,13 +156,22 @@ int64_t WaterFill(int64_t surplus, std::vector<int32_t>& active, std::span<const
 //  2. the surplus is water-filled among parts with positive weight, capped at cap;
 //  3. what is still left is water-filled among the weight-0 parts with equal weights.
 // When amount <= sum(cap) it is all given out.
-void Divide(int64_t amount, std::span<const Part> parts, std::span<int64_t> out) {
+// Scratch space reused across divisions, so that a pass over 10^5 queues does not allocate per
+// sibling group.
+struct Scratch {
+  std::vector<U128> rem;
+  std::vector<int32_t> all, positive, zero;
+};
+
+void Divide(int64_t amount, std::span<const Part> parts, std::span<int64_t> out, Scratch& scratch) {
   const size_t n = parts.size();
-  std::vector<U128> rem(n, 0);
+  std::vector<U128>& rem = scratch.rem;
+  rem.assign(n, 0);
   U128 base_sum = 0;
   for (size_t i = 0; i < n; ++i) base_sum += static_cast<U128>(parts[i].base);
   if (base_sum >= static_cast<U128>(amount)) {
-    std::vector<int32_t> all(n);
+    std::vector<int32_t>& all = scratch.all;
+    all.resize(n);
     int64_t given = 0;
     for (size_t i = 0; i < n; ++i) {
       all[i] = static_cast<int32_t>(i);
@@ -172,7 +188,10 @@ void Divide(int64_t amount, std::span<const Part> parts, std::span<int64_t> out)
     return;
   }
   int64_t left = amount - static_cast<int64_t>(base_sum);
-  std::vector<int32_t> positive, zero;
+  std::vector<int32_t>& positive = scratch.positive;
+  std::vector<int32_t>& zero = scratch.zero;
+  positive.clear();
+  zero.clear();
   for (size_t i = 0; i < n; ++i) {
     out[i] = parts[i].base;
     if (parts[i].cap <= parts[i].base) continue;
@@ -246,6 +265,7 @@ FairShareResult ComputeFairShare(const FairShareInput& input) {
   // Bottom-up: what each queue can usefully take per model (cap) and what it is guaranteed
   // (guar <= cap), both with the "*" quotas already split over the models.
   std::vector<int64_t> cap(qn * mn, 0), guar(qn * mn, 0);
+  Scratch scratch;
   std::vector<Part> model_parts(mn);
   std::vector<int64_t> split(mn);
   for (auto it = top_down.rbegin(); it != top_down.rend(); ++it) {
@@ -275,7 +295,7 @@ FairShareResult ComputeFairShare(const FairShareInput& input) {
       for (size_t m = 0; m < mn; ++m) {
         model_parts[m] = {guar[row + m], cap[row + m], 1, static_cast<int64_t>(m)};
       }
-      Divide(any_limit, model_parts, split);
+      Divide(any_limit, model_parts, split, scratch);
       for (size_t m = 0; m < mn; ++m) {
         cap[row + m] = split[m];
         guar[row + m] = std::min(guar[row + m], split[m]);
@@ -290,7 +310,7 @@ FairShareResult ComputeFairShare(const FairShareInput& input) {
         room_sum = std::min(room_sum + (cap[row + m] - guar[row + m]), kNoLimit / 2);
         model_parts[m] = {0, cap[row + m] - guar[row + m], 1, static_cast<int64_t>(m)};
       }
-      Divide(std::min(any_guarantee, room_sum), model_parts, split);
+      Divide(std::min(any_guarantee, room_sum), model_parts, split, scratch);
       for (size_t m = 0; m < mn; ++m) guar[row + m] += split[m];
     }
     if (!input.can_borrow[q]) {
@@ -333,7 +353,7 @@ FairShareResult ComputeFairShare(const FairShareInput& input) {
       parts.push_back({guar[i], cap[i], effective_weight(r, m), r});
     }
     out.assign(parts.size(), 0);
-    Divide(Clamp(input.capacity_milli[m], kFairShareMaxAmount), parts, out);
+    Divide(Clamp(input.capacity_milli[m], kFairShareMaxAmount), parts, out, scratch);
     for (size_t k = 0; k < roots.size(); ++k) {
       result.entitlement_milli[static_cast<size_t>(roots[k]) * mn + m] = out[k];
     }
@@ -352,7 +372,7 @@ FairShareResult ComputeFairShare(const FairShareInput& input) {
       parts.push_back({0, std::min(Clamp(input.demand_milli[row], kNoLimit), kFairShareMaxAmount),
                        kFairShareWeightScale, queues});
       out.assign(parts.size(), 0);
-      Divide(result.entitlement_milli[row], parts, out);
+      Divide(result.entitlement_milli[row], parts, out, scratch);
       for (int32_t c = first; c < last; ++c) {
         result.entitlement_milli[static_cast<size_t>(children[c]) * mn + m] = out[c - first];
       }

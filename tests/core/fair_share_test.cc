@@ -170,18 +170,18 @@ TEST(FairShareTest, OversubscribedGuaranteesLeftoverGoesToLowestIndexOnEqualRema
   EXPECT_EQ(Ent(r, t.input(), c), 333);
 }
 
-// Capacity 1000, weights 1:2:4 (sum 7). Exact shares 142 6/7, 285 5/7, 571 3/7: floors 142,
-// 285, 571 (998) and the two leftover units go to the largest remainders (6/7, then 5/7), not
-// by index: 143, 286, 571.
+// Capacity 1000, weights 4:2:1 (sum 7). Exact shares 571 3/7, 285 5/7, 142 6/7: floors 571,
+// 285, 142 (998) and the two leftover units go to the largest remainders (6/7, then 5/7), not
+// by index (which would give a and b a unit): 571, 286, 143.
 TEST(FairShareTest, LeftoverUnitsGoToLargestRemainders) {
   Tree t(1, {1000});
   const int32_t a = t.Add(), b = t.Add(), c = t.Add();
   for (int32_t q : {a, b, c}) t.Demand(q, 0, kLots);
-  t.Weight(b, 0, 2).Weight(c, 0, 4);
+  t.Weight(a, 0, 4).Weight(b, 0, 2);
   const FairShareResult r = t.Run();
-  EXPECT_EQ(Ent(r, t.input(), a), 143);
+  EXPECT_EQ(Ent(r, t.input(), a), 571);
   EXPECT_EQ(Ent(r, t.input(), b), 286);
-  EXPECT_EQ(Ent(r, t.input(), c), 571);
+  EXPECT_EQ(Ent(r, t.input(), c), 143);
 }
 
 // Capacity 16000.
@@ -325,6 +325,39 @@ TEST(FairShareTest, LargeQuantitiesDoNotOverflow) {
   t.Decay(kMax, {kMax, kMax});
   const FairShareResult d = t.Run();
   EXPECT_EQ(Ent(d, t.input(), heavy) + Ent(d, t.input(), light), kMax);
+}
+
+// Scale: 100,000 queues over 8 models, half of them a chain 50,000 deep and half the children of
+// one root; the chain's leaf wants 2^39 per model, each wide child 2^30 (together far more than
+// the 2^40 of capacity). Runs in one pass (no recursion, no quadratic work). Per model: the roots
+// split 2^40 evenly, 2^39 each; the chain passes its 2^39 down unchanged to its leaf; the wide
+// root's 49,999 children share 2^39 equally, so they differ by at most the one leftover milli.
+TEST(FairShareTest, OneHundredThousandQueues) {
+  constexpr int32_t kModels = 8, kHalf = 50000;
+  std::vector<int64_t> capacity(kModels, int64_t{1} << 40);
+  Tree t(kModels, capacity);
+  const int32_t chain = t.Add(), wide = t.Add();
+  int32_t last = chain;
+  for (int32_t k = 1; k < kHalf; ++k) last = t.Add(last);
+  for (int32_t m = 0; m < kModels; ++m) t.Demand(last, m, int64_t{1} << 39);
+  for (int32_t k = 1; k < kHalf; ++k) {
+    const int32_t q = t.Add(wide);
+    for (int32_t m = 0; m < kModels; ++m) t.Demand(q, m, int64_t{1} << 30);
+  }
+  const FairShareResult r = t.Run();
+  for (int32_t m = 0; m < kModels; ++m) {
+    EXPECT_EQ(Ent(r, t.input(), chain, m), int64_t{1} << 39);
+    EXPECT_EQ(Ent(r, t.input(), wide, m), int64_t{1} << 39);
+    EXPECT_EQ(Ent(r, t.input(), last, m), int64_t{1} << 39);
+  }
+  int64_t lo = kNoLimit, hi = 0, sum = 0;
+  for (int32_t q = last + 1; q < t.input().queue_count; ++q) {
+    lo = std::min(lo, Ent(r, t.input(), q, 3));
+    hi = std::max(hi, Ent(r, t.input(), q, 3));
+    sum += Ent(r, t.input(), q, 3);
+  }
+  EXPECT_EQ(sum, Ent(r, t.input(), wide, 3));
+  EXPECT_LE(hi - lo, 1);
 }
 
 TEST(FairShareTest, EmptyInputs) {
