@@ -248,8 +248,9 @@ class IncrementalPlacer final : public Placer {
     const NodeType& t = types_[cls.type];
     const bool fits =
         cls.cpu_free >= shape.request.cpu_milli && cls.mem_free >= shape.request.memory_mib &&
-        (shape.count == 0 || ((shape.model_mask & t.model_bit) != 0 && shape.count <= t.gpu_count &&
-                              cls.gpu_sorted[shape.count - 1] >= shape.per));
+        (shape.count == 0 ||
+         ((shape.model_mask == ~uint64_t{0} || (shape.model_mask & t.model_bit) != 0) &&
+          shape.count <= t.gpu_count && cls.gpu_sorted[shape.count - 1] >= shape.per));
     if (fits) {
       const NodeView view = ViewOf(cls);
       if (history_scorer_ != nullptr) {

@@ -18,7 +18,8 @@ struct PodShape {
   ResourceRequest request;
   int32_t count = 0;  // GPUs
   int64_t per = 0;    // milli per GPU
-  // Bit i: the cluster's i-th model (ClusterModels) is accepted.
+  // Bit i: the cluster's i-th model (ClusterModels) is accepted; all bits: any model. A pod
+  // restricted to models can use only the first 64 models of a cluster.
   uint64_t model_mask = 0;
   // Pods with equal requests and models share this id (the memo key).
   int32_t shape_class = 0;
