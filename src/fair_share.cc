@@ -52,8 +52,9 @@ struct Part {
   int64_t tie = 0;     // exact ties go to the lowest tie key
 };
 
-// Compares a/b with c/d (b, d > 0) exactly, without forming a*d or c*b: the continued-fraction
-// expansions of the two are compared term by term. Returns -1, 0 or 1.
+// Compares a/b with c/d (b, d > 0) exactly. Cross products when they fit in 128 bits; otherwise
+// the continued-fraction expansions of the two are compared term by term, which never overflows.
+// Returns -1, 0 or 1.
 int CompareFractions(U128 a, U128 b, U128 c, U128 d) {
   // Fast path: with every term below 2^64 the cross products fit in 128 bits.
   if (((a | b | c | d) >> 64) == 0) {

@@ -457,36 +457,67 @@ std::vector<int64_t> OracleDivide(int64_t amount, const std::vector<OraclePart>&
   return y;
 }
 
-// Whole-tree oracle for one model, no "*" quotas and no decay.
+// Whole-tree oracle, no decay: caps bottom-up with the "*" quotas split over the models by the
+// same division rule (equal weights, ties to the lower model), then every model divided
+// top-down.
 std::vector<int64_t> OracleTree(const FairShareInput& in) {
-  const int32_t n = in.queue_count;
-  std::vector<int64_t> cap(n), guar(n), ent(n, 0);
+  const int32_t n = in.queue_count, mn = in.model_count;
+  const int32_t slots = mn + 1;
+  std::vector<int64_t> cap(n * mn), guar(n * mn), ent(n * mn, 0);
   // Parents have lower indices in the oracle's trees, so descending index is bottom-up.
   for (int32_t q = n - 1; q >= 0; --q) {
-    int64_t want = in.demand_milli[q];
-    for (int32_t c = q + 1; c < n; ++c) {
-      if (in.parent[c] == q) want += cap[c];
+    int64_t cap_sum = 0;
+    for (int32_t m = 0; m < mn; ++m) {
+      int64_t want = in.demand_milli[q * mn + m];
+      for (int32_t c = q + 1; c < n; ++c) {
+        if (in.parent[c] == q) want += cap[c * mn + m];
+      }
+      cap[q * mn + m] = std::min(want, in.limit_milli[q * slots + m]);
+      guar[q * mn + m] = std::min(in.guaranteed_milli[q * slots + m], cap[q * mn + m]);
+      cap_sum += cap[q * mn + m];
     }
-    cap[q] = std::min(want, in.limit_milli[2 * q]);
-    guar[q] = std::min(in.guaranteed_milli[2 * q], cap[q]);
-    if (!in.can_borrow[q]) cap[q] = guar[q];
+    if (cap_sum > in.limit_milli[q * slots + mn]) {
+      std::vector<OraclePart> models;
+      for (int32_t m = 0; m < mn; ++m) models.push_back({guar[q * mn + m], cap[q * mn + m], 1, m});
+      const std::vector<int64_t> split = OracleDivide(in.limit_milli[q * slots + mn], models);
+      for (int32_t m = 0; m < mn; ++m) {
+        cap[q * mn + m] = split[m];
+        guar[q * mn + m] = std::min(guar[q * mn + m], split[m]);
+      }
+    }
+    if (in.guaranteed_milli[q * slots + mn] > 0) {
+      std::vector<OraclePart> models;
+      int64_t room = 0;
+      for (int32_t m = 0; m < mn; ++m) {
+        models.push_back({0, cap[q * mn + m] - guar[q * mn + m], 1, m});
+        room += cap[q * mn + m] - guar[q * mn + m];
+      }
+      const std::vector<int64_t> split =
+          OracleDivide(std::min(in.guaranteed_milli[q * slots + mn], room), models);
+      for (int32_t m = 0; m < mn; ++m) guar[q * mn + m] += split[m];
+    }
+    if (!in.can_borrow[q]) {
+      for (int32_t m = 0; m < mn; ++m) cap[q * mn + m] = guar[q * mn + m];
+    }
   }
-  for (int32_t p = -1; p < n; ++p) {
-    std::vector<OraclePart> parts;
-    std::vector<int32_t> who;
-    for (int32_t c = 0; c < n; ++c) {
-      if (in.parent[c] != p) continue;
-      parts.push_back({guar[c], cap[c], in.weight[2 * c], c});
-      who.push_back(c);
+  for (int32_t m = 0; m < mn; ++m) {
+    for (int32_t p = -1; p < n; ++p) {
+      std::vector<OraclePart> parts;
+      std::vector<int32_t> who;
+      for (int32_t c = 0; c < n; ++c) {
+        if (in.parent[c] != p) continue;
+        parts.push_back({guar[c * mn + m], cap[c * mn + m], in.weight[c * slots + m], c});
+        who.push_back(c);
+      }
+      if (who.empty()) continue;
+      int64_t amount = in.capacity_milli[m];
+      if (p != kNone) {
+        parts.push_back({0, in.demand_milli[p * mn + m], 1, n});
+        amount = ent[p * mn + m];
+      }
+      const std::vector<int64_t> y = OracleDivide(amount, parts);
+      for (size_t k = 0; k < who.size(); ++k) ent[who[k] * mn + m] = y[k];
     }
-    if (who.empty()) continue;
-    int64_t amount = in.capacity_milli[0];
-    if (p != kNone) {
-      parts.push_back({0, in.demand_milli[p], 1, n});
-      amount = ent[p];
-    }
-    const std::vector<int64_t> y = OracleDivide(amount, parts);
-    for (size_t k = 0; k < who.size(); ++k) ent[who[k]] = y[k];
   }
   return ent;
 }
@@ -497,16 +528,23 @@ TEST(FairShareOracleTest, MatchesProgressiveFillingOnTinyTrees) {
     const uint64_t seed = 0xFA1E'0000 + static_cast<uint64_t>(i);
     SCOPED_TRACE("seed " + std::to_string(seed));
     Rng rng(seed);
-    Tree t(1, {rng.UniformInt(0, 60)});
+    const int32_t models = static_cast<int32_t>(rng.UniformInt(1, 2));
+    std::vector<int64_t> capacity(models);
+    for (int64_t& c : capacity) c = rng.UniformInt(0, 60);
+    Tree t(models, capacity);
     const int32_t n = static_cast<int32_t>(rng.UniformInt(1, 6));
     for (int32_t q = 0; q < n; ++q) {
       const int32_t parent =
           q == 0 || rng.Percent(30) ? kNone : static_cast<int32_t>(rng.UniformInt(0, q - 1));
       t.Add(parent);
-      t.Demand(q, 0, rng.Percent(20) ? 0 : rng.UniformInt(0, 40));
-      if (rng.Percent(50)) t.Guarantee(q, 0, rng.UniformInt(0, 30));
-      if (rng.Percent(30)) t.Limit(q, 0, rng.UniformInt(0, 40));
-      t.Weight(q, 0, rng.UniformInt(0, 3));
+      for (int32_t m = 0; m < models; ++m) {
+        t.Demand(q, m, rng.Percent(20) ? 0 : rng.UniformInt(0, 40));
+        if (rng.Percent(50)) t.Guarantee(q, m, rng.UniformInt(0, 30));
+        if (rng.Percent(30)) t.Limit(q, m, rng.UniformInt(0, 40));
+        t.Weight(q, m, rng.UniformInt(0, 3));
+      }
+      if (rng.Percent(20)) t.Guarantee(q, t.Any(), rng.UniformInt(0, 40));
+      if (rng.Percent(20)) t.Limit(q, t.Any(), rng.UniformInt(0, 60));
       if (rng.Percent(20)) t.NoBorrow(q);
     }
     const FairShareResult r = t.Run();
