@@ -20,6 +20,8 @@ namespace {
 
 using ::gpupool::testing::Rng;
 
+__extension__ typedef __int128 I128;
+
 // ---------------------------------------------------------------------------------------------
 // A small builder over FairShareInput so that each case reads like its comment.
 
@@ -564,6 +566,8 @@ FairShareInput RandomInput(Rng& rng) {
   for (int64_t& c : capacity) c = rng.Percent(10) ? 0 : rng.UniformInt(0, scale);
   Tree t(models, capacity);
   const int32_t n = static_cast<int32_t>(rng.UniformInt(1, 14));
+  // Half the cases have no "*" quotas, so that the checks that recompute caps apply to them.
+  const bool any_quotas = rng.Percent(50);
   // Build in creation order (parents first), then re-index at random below.
   for (int32_t q = 0; q < n; ++q) {
     const int32_t parent =
@@ -575,8 +579,8 @@ FairShareInput RandomInput(Rng& rng) {
       if (rng.Percent(25)) t.Limit(q, m, rng.UniformInt(0, scale / 2));
       t.Weight(q, m, rng.Percent(5) ? (int64_t{1} << 40) : rng.UniformInt(0, 5));
     }
-    if (rng.Percent(15)) t.Guarantee(q, t.Any(), rng.UniformInt(0, scale / 2));
-    if (rng.Percent(15)) t.Limit(q, t.Any(), rng.UniformInt(0, scale));
+    if (any_quotas && rng.Percent(30)) t.Guarantee(q, t.Any(), rng.UniformInt(0, scale / 2));
+    if (any_quotas && rng.Percent(30)) t.Limit(q, t.Any(), rng.UniformInt(0, scale));
     if (rng.Percent(15)) t.NoBorrow(q);
   }
   if (rng.Percent(30)) {
@@ -631,8 +635,8 @@ void CheckInvariants(const FairShareInput& in, const FairShareResult& r) {
     SCOPED_TRACE("model " + std::to_string(m));
     std::vector<int64_t> child_sum(n, 0), cap(n, 0), guar(n, 0);
     int64_t root_sum = 0, root_cap_sum = 0;
-    // Bottom-up caps for the plain case (children have no fixed index order here: iterate to a
-    // fixed point by depth, deepest first).
+    // Bottom-up demand and (for the plain case) caps. Indices are shuffled, so children are
+    // visited before their parents by going deepest first.
     std::vector<int32_t> by_depth(n);
     std::iota(by_depth.begin(), by_depth.end(), 0);
     std::sort(by_depth.begin(), by_depth.end(),
@@ -681,7 +685,6 @@ void CheckInvariants(const FairShareInput& in, const FairShareResult& r) {
     // has, each gets at least its own; otherwise at least its proportional floor.
     for (int32_t p = -1; p < n; ++p) {
       const int64_t amount = p == kNone ? capacity : r.entitlement_milli[p * mn + m];
-      __extension__ typedef __int128 I128;
       I128 base_sum = 0;
       for (int32_t c = 0; c < n; ++c) {
         if (in.parent[c] == p) base_sum += guar[c];
