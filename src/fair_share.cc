@@ -289,7 +289,8 @@ FairShareResult ComputeFairShare(const FairShareInput& input) {
     }
     // "*" limit: when the models together could take more, the limit is divided over the models
     // like any amount: the models' guarantees first, then evenly (max-min), each at most its cap.
-    const int64_t any_limit = Clamp(input.limit_milli[qrow + mn], kFairShareMaxAmount);
+    // (Sums over models may exceed the per-model clamp, so "*" amounts are clamped higher.)
+    const int64_t any_limit = Clamp(input.limit_milli[qrow + mn], kNoLimit / 2);
     int64_t cap_sum = 0;
     for (size_t m = 0; m < mn; ++m) cap_sum = std::min(cap_sum + cap[row + m], kNoLimit / 2);
     if (cap_sum > any_limit) {
@@ -304,7 +305,7 @@ FairShareResult ComputeFairShare(const FairShareInput& input) {
     }
     // "*" guarantee: extra guarantee on top of the models' own, divided evenly (max-min) over
     // the room between each model's guarantee and its cap.
-    const int64_t any_guarantee = Clamp(input.guaranteed_milli[qrow + mn], kFairShareMaxAmount);
+    const int64_t any_guarantee = Clamp(input.guaranteed_milli[qrow + mn], kNoLimit / 2);
     if (any_guarantee > 0) {
       int64_t room_sum = 0;
       for (size_t m = 0; m < mn; ++m) {

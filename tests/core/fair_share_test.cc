@@ -329,6 +329,19 @@ TEST(FairShareTest, LargeQuantitiesDoNotOverflow) {
   EXPECT_EQ(Ent(d, t.input(), heavy) + Ent(d, t.input(), light), kMax);
 }
 
+// Regression: amounts are clamped at 2^50 per model, and an unset "*" limit was once clamped
+// there too, so a queue wanting 2^50 on each of two models had its unset "*" limit split: 2^49
+// each. Sums over models must use a higher clamp: 2^50 each.
+TEST(FairShareTest, UnsetAnyLimitIsNotSplitWhenModelsTogetherExceedThePerModelClamp) {
+  Tree t(2, {kFairShareMaxAmount, kFairShareMaxAmount});
+  const int32_t q = t.Add();
+  t.Demand(q, 0, kFairShareMaxAmount).Demand(q, 1, kFairShareMaxAmount);
+  t.Guarantee(q, t.Any(), int64_t{3} << 49);
+  const FairShareResult r = t.Run();
+  EXPECT_EQ(Ent(r, t.input(), q, 0), kFairShareMaxAmount);
+  EXPECT_EQ(Ent(r, t.input(), q, 1), kFairShareMaxAmount);
+}
+
 // Scale: 100,000 queues over 8 models, half of them a chain 50,000 deep and half the children of
 // one root; the chain's leaf wants 2^39 per model, each wide child 2^30 (together far more than
 // the 2^40 of capacity). Runs in one pass (no recursion, no quadratic work). Per model: the roots
