@@ -74,16 +74,27 @@ class DefaultScorer final : public PlacementScorer {
       });
       samples_.push_back(std::move(sample));
     }
+    // Which classes each named model admits (unnamed models admit the unrestricted classes).
+    std::vector<std::string> names;
+    for (const Class& c : classes_) names.insert(names.end(), c.models.begin(), c.models.end());
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    for (const std::string& name : names) {
+      std::vector<bool> allowed(classes_.size());
+      for (size_t c = 0; c < classes_.size(); ++c) {
+        allowed[c] = ModelAllowed(classes_[c].models, name);
+      }
+      allowed_by_model_.emplace_back(name, std::move(allowed));
+    }
+    unrestricted_.resize(classes_.size());
+    for (size_t c = 0; c < classes_.size(); ++c) unrestricted_[c] = classes_[c].models.empty();
   }
 
   std::string_view Name() const override { return "default"; }
 
   int64_t Score(const NodeView& node, const ResourceRequest& request) const override {
     std::vector<int64_t> free(node.free_gpu_milli.begin(), node.free_gpu_milli.end());
-    std::vector<bool> allowed(classes_.size());
-    for (size_t c = 0; c < classes_.size(); ++c) {
-      allowed[c] = ModelAllowed(classes_[c].models, node.gpu_model);
-    }
+    const std::vector<bool>& allowed = AllowedOn(node.gpu_model);
     const int64_t before = Waste(allowed, node.free_cpu_milli, node.free_memory_mib, free);
     // The engine's own placement: a share on the GPU with the least free milli that fits, whole
     // GPUs on the lowest-index fully free ones.
@@ -130,20 +141,33 @@ class DefaultScorer final : public PlacementScorer {
       free = free0;
       int64_t cpu = cpu0;
       int64_t memory = memory0;
+      int64_t idle = idle0;
       for (int32_t c : sample) {
         const Class& k = classes_[c];
         if (cpu < k.cpu || memory < k.memory || (k.gpus > 0 && !allowed[c])) continue;
         if (!Take(k.gpus, k.per_gpu, free)) continue;
         cpu -= k.cpu;
         memory -= k.memory;
+        idle -= k.gpus * k.per_gpu;
+        if (idle == 0) break;  // nothing left to waste
       }
-      for (int64_t f : free) waste += f;
+      waste += idle;
     }
     return waste;
   }
 
+  const std::vector<bool>& AllowedOn(std::string_view model) const {
+    auto it = std::lower_bound(
+        allowed_by_model_.begin(), allowed_by_model_.end(), model,
+        [](const auto& entry, std::string_view m) { return std::string_view(entry.first) < m; });
+    if (it != allowed_by_model_.end() && it->first == model) return it->second;
+    return unrestricted_;
+  }
+
   std::vector<Class> classes_;
   std::vector<std::vector<int32_t>> samples_;
+  std::vector<std::pair<std::string, std::vector<bool>>> allowed_by_model_;
+  std::vector<bool> unrestricted_;
 };
 
 }  // namespace
