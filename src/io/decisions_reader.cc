@@ -117,7 +117,8 @@ absl::Status ReadPending(JsonValue value, const Path& path, PendingDecision& out
 absl::Status ReadCounters(JsonValue value, const Path& path, Counters& out) {
   static constexpr FieldSpec kFields[] = {{"jobs_considered"},      {"jobs_started"},
                                           {"candidates_evaluated"}, {"transactions_rolled_back"},
-                                          {"equivalence_hits"},     {"budget_exhausted"}};
+                                          {"equivalence_hits"},     {"preemption_plans"},
+                                          {"preemptions"},          {"budget_exhausted"}};
   return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
@@ -130,6 +131,10 @@ absl::Status ReadCounters(JsonValue value, const Path& path, Counters& out) {
         return ReadInt64(v, p, out.transactions_rolled_back);
       case 4:
         return ReadInt64(v, p, out.equivalence_hits);
+      case 5:
+        return ReadInt64(v, p, out.preemption_plans);
+      case 6:
+        return ReadInt64(v, p, out.preemptions);
       default:
         return internal::ReadBool(v, p, out.budget_exhausted);
     }

@@ -16,6 +16,8 @@ void WriteCounters(JsonWriter& w, const Counters& counters) {
   w.IntField("candidates_evaluated", counters.candidates_evaluated);
   w.IntField("transactions_rolled_back", counters.transactions_rolled_back);
   w.IntField("equivalence_hits", counters.equivalence_hits);
+  w.IntField("preemption_plans", counters.preemption_plans);
+  w.IntField("preemptions", counters.preemptions);
   w.BoolField("budget_exhausted", counters.budget_exhausted);
   w.EndObject();
 }
@@ -117,9 +119,15 @@ std::string PolicyToJson(const Policy& policy) {
   w.IntField("version", policy.version);
   w.StringField("placement", PlacementStrategyName(policy.placement));
   w.StringField("job_order", internal::JobOrderName(policy.job_order));
+  w.Key("preemption");
+  w.BeginOneLineObject();
+  w.BoolField("enabled", policy.preemption.enabled);
+  w.IntField("checkpoint_grace_s", policy.preemption.checkpoint_grace_s);
+  w.EndObject();
   w.Key("budgets");
   w.BeginOneLineObject();
   w.IntField("max_candidates", policy.budgets.max_candidates);
+  w.IntField("max_preemption_plans", policy.budgets.max_preemption_plans);
   w.EndObject();
   w.EndObject();
   return w.Finish();

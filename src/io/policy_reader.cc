@@ -13,16 +13,25 @@ using internal::JsonValue;
 using internal::Path;
 
 absl::Status ReadBudgets(JsonValue value, const Path& path, Budgets& out) {
-  static constexpr FieldSpec kFields[] = {{"max_candidates"}};
-  return internal::ReadFields(value, path, kFields, [&](size_t, JsonValue v, const Path& p) {
-    return internal::ReadInt64(v, p, out.max_candidates);
+  static constexpr FieldSpec kFields[] = {{"max_candidates"}, {"max_preemption_plans"}};
+  return internal::ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
+    if (field == 0) return internal::ReadInt64(v, p, out.max_candidates);
+    return internal::ReadInt64(v, p, out.max_preemption_plans);
+  });
+}
+
+absl::Status ReadPreemption(JsonValue value, const Path& path, PreemptionOptions& out) {
+  static constexpr FieldSpec kFields[] = {{"enabled"}, {"checkpoint_grace_s"}};
+  return internal::ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
+    if (field == 0) return internal::ReadBool(v, p, out.enabled);
+    return internal::ReadInt64(v, p, out.checkpoint_grace_s);
   });
 }
 
 absl::Status ReadPolicy(internal::JsonObject& object, const Path& path, Policy& out) {
   // "scorer" is listed so that it gets its own message instead of "unknown field".
-  static constexpr FieldSpec kFields[] = {{"name"},      {"version"}, {"placement"},
-                                          {"job_order"}, {"budgets"}, {"scorer"}};
+  static constexpr FieldSpec kFields[] = {{"name"},       {"version"}, {"placement"}, {"job_order"},
+                                          {"preemption"}, {"budgets"}, {"scorer"}};
   return internal::ReadObjectFields(
       object, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
         switch (field) {
@@ -37,6 +46,8 @@ absl::Status ReadPolicy(internal::JsonObject& object, const Path& path, Policy& 
             return internal::ReadEnum(v, p, out.job_order, internal::ParseJobOrder,
                                       internal::JobOrderNames);
           case 4:
+            return ReadPreemption(v, p, out.preemption);
+          case 5:
             return ReadBudgets(v, p, out.budgets);
           default:
             return internal::PathError(

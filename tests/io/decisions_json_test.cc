@@ -26,7 +26,14 @@ Decisions EveryKindOfDecision() {
   d.pending.push_back(PendingDecision{"f", PendingReason::kQueueLimit,
                                       "queue team is limited to 4000 milli-GPUs", "team", "*",
                                       2000});
-  d.counters = Counters{6, 1, 42, 2, 1, true};
+  d.counters.jobs_considered = 6;
+  d.counters.jobs_started = 1;
+  d.counters.candidates_evaluated = 42;
+  d.counters.transactions_rolled_back = 2;
+  d.counters.equivalence_hits = 1;
+  d.counters.preemption_plans = 9;
+  d.counters.preemptions = 1;
+  d.counters.budget_exhausted = true;
   return d;
 }
 
@@ -90,6 +97,8 @@ TEST(DecisionsJsonTest, CanonicalBytes) {
     "candidates_evaluated": 42,
     "transactions_rolled_back": 2,
     "equivalence_hits": 1,
+    "preemption_plans": 9,
+    "preemptions": 1,
     "budget_exhausted": true
   }
 }
@@ -114,6 +123,8 @@ TEST(DecisionsJsonTest, EmptyDecisions) {
     "candidates_evaluated": 0,
     "transactions_rolled_back": 0,
     "equivalence_hits": 0,
+    "preemption_plans": 0,
+    "preemptions": 0,
     "budget_exhausted": false
   }
 }
@@ -179,7 +190,8 @@ TEST(PolicyJsonTest, CanonicalBytesOfTheDefaultPolicy) {
   "version": 1,
   "placement": "best-fit",
   "job_order": "priority-fifo",
-  "budgets": {"max_candidates": 0}
+  "preemption": {"enabled": false, "checkpoint_grace_s": 0},
+  "budgets": {"max_candidates": 0, "max_preemption_plans": 0}
 }
 )");
 }
@@ -192,6 +204,9 @@ TEST(PolicyJsonTest, OmittedKeysKeepTheDefaults) {
   EXPECT_EQ(policy->placement, PlacementStrategy::kSpread);
   EXPECT_EQ(policy->job_order, JobOrder::kPriorityFifo);
   EXPECT_EQ(policy->budgets.max_candidates, 0);
+  EXPECT_EQ(policy->budgets.max_preemption_plans, 0);
+  EXPECT_FALSE(policy->preemption.enabled);
+  EXPECT_EQ(policy->preemption.checkpoint_grace_s, 0);
   EXPECT_EQ(policy->scorer, nullptr);
 }
 
@@ -201,12 +216,19 @@ TEST(PolicyJsonTest, RoundTrip) {
   p.version = 12;
   p.placement = PlacementStrategy::kFirstFit;
   p.budgets.max_candidates = 100000;
+  p.budgets.max_preemption_plans = 500;
+  p.preemption.enabled = true;
+  p.preemption.checkpoint_grace_s = 120;
   absl::StatusOr<Policy> parsed = ParsePolicy(PolicyToJson(p));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->name, "experiment");
   EXPECT_EQ(parsed->version, 12);
   EXPECT_EQ(parsed->placement, PlacementStrategy::kFirstFit);
   EXPECT_EQ(parsed->budgets.max_candidates, 100000);
+  EXPECT_EQ(parsed->budgets.max_preemption_plans, 500);
+  EXPECT_TRUE(parsed->preemption.enabled);
+  EXPECT_EQ(parsed->preemption.checkpoint_grace_s, 120);
+  EXPECT_EQ(PolicyToJson(*parsed), PolicyToJson(p));
 }
 
 TEST(PolicyJsonTest, Errors) {
@@ -223,6 +245,8 @@ TEST(PolicyJsonTest, Errors) {
       {R"({"job_order": "fifo"})", "job_order: unknown value \"fifo\" (expected priority-fifo)"},
       {R"({"budgets": {"max_candidates": "10"}})", "budgets.max_candidates: expected an integer"},
       {R"({"budgets": {"max_plans": 10}})", "budgets.max_plans: unknown field"},
+      {R"({"preemption": {"enabled": "yes"}})", "preemption.enabled: expected true or false"},
+      {R"({"preemption": true})", "preemption: expected an object"},
       {R"({"version": 4294967296})", "version: integer out of range (must fit in 32 bits)"},
       {R"({"name": "a", "name": "b"})", "name: duplicate field"},
       {R"("default")", "(root): expected an object"},
