@@ -56,7 +56,27 @@ Policy PolicyForSeed(uint64_t seed) {
       policy.placement = PlacementStrategy::kSpread;
       break;
   }
+  // Every other seed plans preemption, with a checkpoint grace on some.
+  if (seed % 2 == 1) {
+    policy.preemption.enabled = true;
+    policy.preemption.checkpoint_grace_s = static_cast<int64_t>(seed % 4) * 30;
+  }
   return policy;
+}
+
+// The snapshot as a host leaves it after carrying out the preemptions: each victim is pending
+// again, without placements.
+Snapshot WithVictimsEvicted(const Snapshot& snapshot, const Decisions& decisions) {
+  Snapshot out = snapshot;
+  for (const PreemptDecision& p : decisions.preemptions) {
+    for (Job& job : out.jobs) {
+      if (job.id != p.job) continue;
+      job.state = JobState::kPending;
+      job.placements.clear();
+      job.start_time.reset();
+    }
+  }
+  return out;
 }
 
 // Lookups over one snapshot.
@@ -207,10 +227,51 @@ void CheckSnapshot(uint64_t seed, const Snapshot& snapshot, std::vector<std::str
     for (const auto& [id, count] : outcomes) fail(fmt::format("decision for unknown job {}", id));
   }
 
-  // Occupants per GPU and per node (running jobs and new starts), to check sharing.
+  // Preemptions: whole running gangs of the same queue and lower priority, preemptible, past their
+  // minimum runtime, each for a job that starts; at most one decision per victim, sorted by id.
+  std::set<std::string> victims;
+  {
+    std::set<std::string> started;
+    for (const StartDecision& s : d.starts) started.insert(s.job);
+    if (!policy.preemption.enabled && !d.preemptions.empty()) {
+      fail("preemption decisions with preemption disabled");
+    }
+    for (size_t i = 0; i < d.preemptions.size(); ++i) {
+      const PreemptDecision& p = d.preemptions[i];
+      if (i > 0 && !(d.preemptions[i - 1].job < p.job)) {
+        fail(fmt::format("preemptions not sorted by job id at {}", p.job));
+      }
+      if (!victims.insert(p.job).second) fail(fmt::format("{} preempted twice", p.job));
+      const Job* victim = world.job(p.job);
+      const Job* beneficiary = world.job(p.for_job);
+      if (victim == nullptr || beneficiary == nullptr) {
+        fail(fmt::format("preemption names unknown job {} or {}", p.job, p.for_job));
+        continue;
+      }
+      if (victim->state != JobState::kRunning)
+        fail(fmt::format("{} preempted, not running", p.job));
+      if (!victim->preemptible) fail(fmt::format("{} preempted, not preemptible", p.job));
+      if (victim->queue != beneficiary->queue || victim->priority >= beneficiary->priority) {
+        fail(fmt::format("{} (queue {}, priority {}) preempted for {} (queue {}, priority {})",
+                         p.job, victim->queue, victim->priority, p.for_job, beneficiary->queue,
+                         beneficiary->priority));
+      }
+      if (victim->start_time.has_value() &&
+          snapshot.now - *victim->start_time < victim->min_runtime_s) {
+        fail(fmt::format("{} preempted before its minimum runtime", p.job));
+      }
+      if (!started.count(p.for_job)) {
+        fail(fmt::format("{} preempted for {}, which does not start", p.job, p.for_job));
+      }
+      if (p.lost_milli_gpu_seconds < 0) fail(fmt::format("{}: negative lost work", p.job));
+    }
+  }
+
+  // Occupants per GPU and per node (running jobs that stay and new starts), to check sharing.
   std::map<std::pair<std::string, int32_t>, std::set<std::string>> gpu_jobs;
   std::map<std::string, std::set<std::string>> node_jobs;
   for (const Job& job : snapshot.jobs) {
+    if (victims.count(job.id)) continue;
     for (const ReplicaPlacement& p : job.placements) {
       node_jobs[p.node].insert(job.id);
       for (int32_t g : p.gpus) gpu_jobs[{p.node, g}].insert(job.id);
@@ -371,8 +432,8 @@ void CheckSnapshot(uint64_t seed, const Snapshot& snapshot, std::vector<std::str
     }
   }
 
-  // Apply, then check capacity directly and through validation.
-  Snapshot applied = snapshot;
+  // Apply (evictions, then starts), then check capacity directly and through validation.
+  Snapshot applied = WithVictimsEvicted(snapshot, d);
   if (absl::Status status = ApplyStarts(d, applied); !status.ok()) {
     fail(fmt::format("ApplyStarts failed: {}", status.ToString()));
     return;
@@ -426,8 +487,9 @@ void CheckSnapshot(uint64_t seed, const Snapshot& snapshot, std::vector<std::str
     }
   }
 
-  // Fixed point.
-  {
+  // Fixed point: once the starts are applied, the next cycle starts nothing. (With preemption on
+  // this does not hold yet; DISABLED_PreemptionReachesAFixedPoint below states it.)
+  if (!policy.preemption.enabled) {
     absl::StatusOr<Decisions> next = Schedule(applied, policy);
     if (!next.ok()) {
       fail(fmt::format("Schedule after ApplyStarts failed: {}", next.status().ToString()));
@@ -521,6 +583,36 @@ TEST(PropertyTest, ShuffleInvarianceOnRandomSnapshots) {
     }
   }
   EXPECT_EQ(failing, 0) << "seeds whose decisions depend on list order";
+}
+
+// DESIGN.md: applying the decisions (evictions and starts) and scheduling again yields no further
+// Start or Preempt. With preemption on (every odd seed) this fails today, two ways:
+//   - a victim is evicted although it could run elsewhere, and restarts there next cycle
+//     (seed 59: j11 holds n02's only A100-80GB GPU, which j04 needs; j11 accepts any model and
+//     n07 has a free A100-40GB GPU; next cycle j11 starts on n07);
+//   - victims are not re-queued within the cycle, so a lower-priority job starts while a
+//     higher-priority one of the same queue is evicted, and next cycle the victim preempts it
+//     (seed 241, queue q0: j07 (priority 8) is evicted for j19 (9), then j11 (6) starts by
+//     evicting j02 (1); next cycle j07 preempts j11).
+// Disabled until the engine settles these; listed in the report.
+TEST(PropertyTest, DISABLED_PreemptionReachesAFixedPoint) {
+  int failing = 0;
+  for (uint64_t seed = 1; seed < kSeeds; seed += 2) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    const Snapshot snapshot = GenerateRandomSnapshot(seed);
+    const Policy policy = PolicyForSeed(seed);
+    ASSERT_TRUE(policy.preemption.enabled);
+    absl::StatusOr<Decisions> a = Schedule(snapshot, policy);
+    ASSERT_TRUE(a.ok()) << a.status();
+    Snapshot applied = WithVictimsEvicted(snapshot, *a);
+    ASSERT_TRUE(ApplyStarts(*a, applied).ok());
+    absl::StatusOr<Decisions> b = Schedule(applied, policy);
+    ASSERT_TRUE(b.ok()) << b.status();
+    if ((!b->starts.empty() || !b->preemptions.empty()) && ++failing <= 3) {
+      ADD_FAILURE() << "the next cycle starts or preempts more:\n" << DecisionsToText(*b);
+    }
+  }
+  EXPECT_EQ(failing, 0) << "seeds without a fixed point";
 }
 
 TEST(PropertyTest, FixedPointOnRandomSnapshots) {
