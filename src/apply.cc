@@ -30,4 +30,24 @@ absl::Status ApplyStarts(const Decisions& decisions, Snapshot& snapshot) {
   return absl::OkStatus();
 }
 
+absl::Status ApplyDecisions(const Decisions& decisions, Snapshot& snapshot) {
+  Snapshot next = snapshot;
+  std::map<std::string, Job*, std::less<>> by_id;
+  for (Job& job : next.jobs) by_id.emplace(job.id, &job);
+  for (const PreemptDecision& preempt : decisions.preemptions) {
+    auto it = by_id.find(preempt.job);
+    if (it == by_id.end() || it->second->state != JobState::kRunning) {
+      return absl::FailedPreconditionError(
+          fmt::format("preemptions[{}]: no such running job in the snapshot", preempt.job));
+    }
+    Job& victim = *it->second;
+    victim.state = JobState::kPending;
+    victim.placements.clear();
+    victim.start_time.reset();
+  }
+  if (absl::Status status = ApplyStarts(decisions, next); !status.ok()) return status;
+  snapshot = std::move(next);
+  return absl::OkStatus();
+}
+
 }  // namespace gpupool

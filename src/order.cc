@@ -4,7 +4,7 @@
 
 namespace gpupool::internal {
 
-std::vector<int32_t> OrderPendingJobs(const SnapshotIndex& index, const Policy& policy) {
+void SortInJobOrder(const SnapshotIndex& index, const Policy& policy, std::vector<int32_t>& jobs) {
   // Sort flat keys rather than job pointers: the comparator then never leaves the array.
   struct Key {
     int32_t priority;
@@ -12,9 +12,10 @@ std::vector<int32_t> OrderPendingJobs(const SnapshotIndex& index, const Policy& 
     int32_t job;
   };
   std::vector<Key> keys;
-  for (int32_t j = 0; j < index.job_count(); ++j) {
+  keys.reserve(jobs.size());
+  for (int32_t j : jobs) {
     const Job& job = *index.job(j).job;
-    if (job.state == JobState::kPending) keys.push_back({job.priority, job.submit_time, j});
+    keys.push_back({job.priority, job.submit_time, j});
   }
   switch (policy.job_order) {
     case JobOrder::kPriorityFifo:
@@ -25,9 +26,15 @@ std::vector<int32_t> OrderPendingJobs(const SnapshotIndex& index, const Policy& 
       });
       break;
   }
+  for (size_t i = 0; i < keys.size(); ++i) jobs[i] = keys[i].job;
+}
+
+std::vector<int32_t> OrderPendingJobs(const SnapshotIndex& index, const Policy& policy) {
   std::vector<int32_t> pending;
-  pending.reserve(keys.size());
-  for (const Key& key : keys) pending.push_back(key.job);
+  for (int32_t j = 0; j < index.job_count(); ++j) {
+    if (index.job(j).job->state == JobState::kPending) pending.push_back(j);
+  }
+  SortInJobOrder(index, policy, pending);
   return pending;
 }
 

@@ -14,6 +14,9 @@ namespace gpupool::internal {
 // submit time ascending, then job id (the dense index is id order): a strict total order.
 std::vector<int32_t> OrderPendingJobs(const SnapshotIndex& index, const Policy& policy);
 
+// Sorts `jobs` (dense indices, any state) into the same order.
+void SortInJobOrder(const SnapshotIndex& index, const Policy& policy, std::vector<int32_t>& jobs);
+
 }  // namespace gpupool::internal
 
 #endif  // GPUPOOL_ORDER_H_

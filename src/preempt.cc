@@ -22,10 +22,12 @@ int64_t SaturatingSum(int64_t a, int64_t b) {
 }  // namespace
 
 PreemptionPlanner::PreemptionPlanner(const SnapshotIndex& index, WorkingState& state,
-                                     Placer& placer, const Policy& policy, Counters& counters)
+                                     Placer& placer, const Entitlements& entitlements,
+                                     const Policy& policy, Counters& counters)
     : index_(index),
       state_(state),
       placer_(placer),
+      entitlements_(entitlements),
       policy_(policy),
       counters_(counters),
       evicted_(index.job_count(), 0),
@@ -36,6 +38,70 @@ PreemptionPlanner::PreemptionPlanner(const SnapshotIndex& index, WorkingState& s
       running_by_queue_[info.queue].push_back(j);
     }
   }
+}
+
+int32_t PreemptionPlanner::Side(int32_t q, int32_t other) const {
+  // Ancestors of `other`, then walk up from q to the first one of them.
+  std::vector<int32_t> above_other;
+  for (int32_t a = other; a != kNone; a = index_.queue_parent(a)) above_other.push_back(a);
+  int32_t child = kNone;
+  for (int32_t a = q; a != kNone; a = index_.queue_parent(a)) {
+    if (std::find(above_other.begin(), above_other.end(), a) != above_other.end()) {
+      // `a` is the lowest common ancestor; q's side is the child of it on q's path.
+      return child;  // kNone when q itself is the ancestor
+    }
+    child = a;
+  }
+  return child;  // different trees: the roots are the sides
+}
+
+int64_t PreemptionPlanner::GuaranteeTotal(int32_t q) const {
+  int64_t per_model = 0;
+  for (int32_t m = 0; m < index_.model_count(); ++m) {
+    per_model += entitlements_.guaranteed(q, m);
+  }
+  return std::max(per_model, entitlements_.guaranteed(q, index_.any_model_slot()));
+}
+
+bool PreemptionPlanner::PlanAllowed(int32_t j, const std::vector<int32_t>& victims) const {
+  const JobInfo& info = index_.job(j);
+  const int32_t any = index_.any_model_slot();
+  // Victim sides and what the plan takes from each; own-queue victims lower the job's side.
+  std::vector<std::pair<int32_t, int64_t>> taken;  // (side, milli)
+  int64_t own_freed = 0;
+  int32_t job_side = kNone;
+  for (int32_t v : victims) {
+    const int32_t vq = index_.job(v).queue;
+    if (vq == info.queue) {
+      own_freed += state_.running_milli(v);
+      continue;
+    }
+    const int32_t side = Side(vq, info.queue);
+    const int32_t mine = Side(info.queue, vq);
+    if (side == kNone || mine == kNone) return false;
+    if (job_side == kNone) job_side = mine;
+    if (mine != job_side) return false;  // one comparison per plan: victims under one sibling
+    auto it =
+        std::find_if(taken.begin(), taken.end(), [side](const auto& e) { return e.first == side; });
+    if (it == taken.end()) {
+      taken.emplace_back(side, state_.running_milli(v));
+    } else {
+      it->second += state_.running_milli(v);
+    }
+  }
+  if (taken.empty()) return true;  // only own-queue victims: the priority rule already holds
+  const int64_t job_usage_after = state_.queue_usage(job_side, any) + info.gang_milli - own_freed;
+  const int64_t job_over = job_usage_after - entitlements_.entitlement(job_side, any);
+  const bool borrowing = job_usage_after > GuaranteeTotal(job_side);
+  for (const auto& [side, milli] : taken) {
+    const int64_t usage = state_.queue_usage(side, any);
+    const int64_t entitlement = entitlements_.entitlement(side, any);
+    const int64_t guarantee = GuaranteeTotal(side);
+    if (usage <= entitlement) return false;
+    if (borrowing ? usage - milli < guarantee : usage <= guarantee) return false;
+    if (job_over > usage - milli - entitlement) return false;
+  }
+  return true;
 }
 
 int64_t PreemptionPlanner::VictimCost(int32_t v) const {
@@ -63,13 +129,26 @@ std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {
   std::vector<int32_t> out;
   if (info.queue == kNone) return out;
   const int64_t now = index_.snapshot().now;
-  for (int32_t v : running_by_queue_[info.queue]) {
-    const Job& victim = *index_.job(v).job;
-    if (evicted_[v] || !victim.preemptible || victim.priority >= info.job->priority) continue;
-    if (now - victim.start_time.value_or(now) < victim.min_runtime_s) continue;
-    if (state_.running_milli(v) == 0 && info.needs_gpu) continue;
-    out.push_back(v);
+  const int32_t any = index_.any_model_slot();
+  for (int32_t q = 0; q < index_.queue_count(); ++q) {
+    const bool own = q == info.queue;
+    if (!own && !policy_.preemption.reclaim_across_queues) continue;
+    if (!own) {
+      // Only queues whose side holds more than its entitlement can give anything back.
+      const int32_t side = Side(q, info.queue);
+      if (side == kNone || Side(info.queue, q) == kNone) continue;
+      if (state_.queue_usage(side, any) <= entitlements_.entitlement(side, any)) continue;
+    }
+    for (int32_t v : running_by_queue_[q]) {
+      const Job& victim = *index_.job(v).job;
+      if (evicted_[v] || !victim.preemptible) continue;
+      if (own && victim.priority >= info.job->priority) continue;
+      if (now - victim.start_time.value_or(now) < victim.min_runtime_s) continue;
+      if (state_.running_milli(v) == 0 && info.needs_gpu) continue;
+      out.push_back(v);
+    }
   }
+  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -92,7 +171,8 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
   std::stable_sort(candidates.begin(), candidates.end(),
                    [&cost](int32_t a, int32_t b) { return cost[a] < cost[b]; });
 
-  // Evicting every candidate is the most that can be freed: if that is not enough, stop.
+  // Evicting every candidate is the most that can be freed: if that is not enough, stop. (A
+  // set the rules forbid may still free enough; its allowed subsets are searched below.)
   if (!Simulate(j, candidates)) return std::nullopt;
 
   std::vector<int32_t> chosen;
@@ -125,7 +205,11 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
     std::vector<int32_t> all = candidates;
     std::sort(all.begin(), all.end());
     for (const Subset& s : subsets) {
-      if (s.victims == all) break;  // known feasible: the fallback below
+      if (!PlanAllowed(j, s.victims)) continue;
+      if (s.victims == all) {  // known to free enough
+        chosen = all;
+        break;
+      }
       if (!BudgetLeft()) {
         counters_.budget_exhausted = true;
         break;
@@ -135,25 +219,59 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
         break;
       }
     }
-    if (chosen.empty()) chosen = all;
+    if (chosen.empty()) return std::nullopt;
   } else {
-    // Greedy: cheapest first until the job fits, then drop what is not needed.
+    // Greedy: cheapest first (skipping victims the rules forbid) until the job fits, then drop
+    // what is not needed.
+    bool fits = false;
     for (int32_t v : candidates) {
       chosen.push_back(v);
+      if (!PlanAllowed(j, chosen)) {
+        chosen.pop_back();
+        continue;
+      }
       if (!BudgetLeft()) {
         counters_.budget_exhausted = true;
-        chosen = candidates;
         break;
       }
-      if (Simulate(j, chosen)) break;
+      if (Simulate(j, chosen)) {
+        fits = true;
+        break;
+      }
     }
+    if (!fits) return std::nullopt;
     for (size_t i = chosen.size(); i-- > 0;) {
       if (chosen.size() == 1 || !BudgetLeft()) break;
       std::vector<int32_t> without = chosen;
       without.erase(without.begin() + static_cast<std::ptrdiff_t>(i));
-      if (Simulate(j, without)) chosen = std::move(without);
+      if (PlanAllowed(j, without) && Simulate(j, without)) chosen = std::move(without);
     }
     std::sort(chosen.begin(), chosen.end());
+  }
+
+  // The decisions, worded with the state before the plan.
+  Plan plan;
+  const Job& job = *index_.job(j).job;
+  const int32_t any = index_.any_model_slot();
+  for (int32_t v : chosen) {
+    const Job& victim = *index_.job(v).job;
+    PreemptDecision decision;
+    decision.job = victim.id;
+    decision.for_job = job.id;
+    if (victim.queue == job.queue) {
+      decision.reason =
+          fmt::format("job {} (priority {}) of the same queue {} outranks it (priority {})", job.id,
+                      job.priority, job.queue, victim.priority);
+    } else {
+      const int32_t side = Side(index_.job(v).queue, index_.job(j).queue);
+      decision.reason = fmt::format(
+          "queue {} holds {} milli-GPUs, above its entitlement of {}; job {} of queue {} "
+          "reclaims",
+          index_.queue(side).id, state_.queue_usage(side, any),
+          entitlements_.entitlement(side, any), job.id, job.queue);
+    }
+    decision.lost_milli_gpu_seconds = cost[v];
+    plan.preemptions.push_back(std::move(decision));
   }
 
   // Evict for real, then place (the same steps the simulation took, so it places).
@@ -164,20 +282,7 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
     state_.Rollback(mark);
     return std::nullopt;
   }
-  Plan plan;
-  const Job& job = *index_.job(j).job;
-  for (int32_t v : chosen) {
-    evicted_[v] = true;
-    const Job& victim = *index_.job(v).job;
-    PreemptDecision decision;
-    decision.job = victim.id;
-    decision.for_job = job.id;
-    decision.reason =
-        fmt::format("job {} (priority {}) of the same queue {} outranks it (priority {})", job.id,
-                    job.priority, job.queue, victim.priority);
-    decision.lost_milli_gpu_seconds = cost[v];
-    plan.preemptions.push_back(std::move(decision));
-  }
+  for (int32_t v : chosen) evicted_[v] = true;
   counters_.preemptions += static_cast<int64_t>(chosen.size());
   plan.placements = std::move(*placements);
   return plan;

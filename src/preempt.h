@@ -2,8 +2,17 @@
 //
 // For a pending job that did not place, the planner looks for running jobs to evict so that it
 // can. Victims are whole gangs (every replica of a job goes), only preemptible jobs past their
-// minimum runtime, and in this version only jobs of the same queue with a lower priority
-// (reclaim across queues needs the fair-share entitlements of a later stage).
+// minimum runtime: jobs of the same queue with a lower priority, and jobs of other queues that
+// hold more than their entitlement. Across queues, the two sides compared are the queues just
+// below the lowest common ancestor of the two queues (siblings, so that a team reclaims from the
+// other team, not from one of its projects), and a plan must keep three rules (PlanAllowed):
+//   - the victim side holds more than its entitlement before the plan;
+//   - guarantees: if the job's side would then be above its guarantee (borrowing), the victim
+//     side must stay at or above its guarantee; if the job's side stays within its guarantee
+//     (reclaiming), the victim side must be above its guarantee before the plan;
+//   - no loops: after the plan, the job's side is not further above its entitlement than the
+//     victim side is (usage - entitlement, in milli-GPUs, over all models), so the victims
+//     could never evict the job back.
 //
 // The price of a victim is the work it loses: its milli-GPUs x (seconds since its last
 // checkpoint, or since it started if later, or only its checkpoint cost when it can checkpoint
@@ -24,6 +33,7 @@
 #include <optional>
 #include <vector>
 
+#include "entitlements.h"
 #include "gpupool/decisions.h"
 #include "gpupool/policy.h"
 #include "place.h"
@@ -38,7 +48,7 @@ class PreemptionPlanner {
   static constexpr int kExactCandidates = 10;
 
   PreemptionPlanner(const SnapshotIndex& index, WorkingState& state, Placer& placer,
-                    const Policy& policy, Counters& counters);
+                    const Entitlements& entitlements, const Policy& policy, Counters& counters);
 
   struct Plan {
     std::vector<PreemptDecision> preemptions;  // in victim id order
@@ -53,6 +63,12 @@ class PreemptionPlanner {
 
  private:
   std::vector<int32_t> Candidates(int32_t j) const;
+  // The queue that stands for q when it is compared with `other`: q's ancestor (or q) just
+  // below their lowest common ancestor; kNone when one queue is an ancestor of the other.
+  int32_t Side(int32_t q, int32_t other) const;
+  // Do the cross-queue rules allow evicting `victims` for job j?
+  bool PlanAllowed(int32_t j, const std::vector<int32_t>& victims) const;
+  int64_t GuaranteeTotal(int32_t q) const;
   // Evicts `victims`, tries to place j, and rolls back. Returns the placements if it fits.
   std::optional<std::vector<ReplicaPlacement>> Simulate(int32_t j,
                                                         const std::vector<int32_t>& victims);
@@ -61,6 +77,7 @@ class PreemptionPlanner {
   const SnapshotIndex& index_;
   WorkingState& state_;
   Placer& placer_;
+  const Entitlements& entitlements_;
   const Policy& policy_;
   Counters& counters_;
   std::vector<uint8_t> evicted_;

@@ -1,9 +1,10 @@
 // Schedule(): one cycle, stage by stage (DESIGN.md "The engine: one cycle").
 //
-// This version runs stages 1, 2, 4, 5, 6 and 9: validate and index, build the working state from
-// running jobs, order pending jobs, place gangs, optionally evict lower-priority work of the same
-// queue for a job that does not place (policy.preemption), and give every job left pending its
-// reason. Fair share, backfill and consolidation come with later issues and slot in between.
+// This version runs stages 1 to 6 and 9: validate and index, build the working state from
+// running jobs, compute fair share (reported per queue; it also bounds reclaim), order pending
+// jobs, place gangs, optionally evict work for a job that does not place (policy.preemption:
+// lower priority in its queue, or other queues above their entitlement), and give every job
+// left pending its reason. Backfill and consolidation come with later issues.
 //
 // Equivalence classes of jobs: between preemptions capacity only shrinks, so a job identical in
 // everything placement looks at (queue, groups, requests, constraints) to one that already failed
@@ -12,12 +13,14 @@
 #include "gpupool/schedule.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "entitlements.h"
 #include "fingerprint.h"
 #include "internal/check.h"
 #include "order.h"
@@ -118,12 +121,16 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
     if (index.job(j).job->state == JobState::kRunning) state.AddRunningJob(j);
   }
 
+  // Stage 3: fair share, from the state at the start of the cycle.
+  const internal::Entitlements entitlements(index, state, policy);
+  decisions.queue_shares = entitlements.Report();
+
   // Stage 4: order. Stage 5: place.
   Counters& counters = decisions.counters;
   internal::Placer placer(index, state, policy, counters);
   // Stage 6 runs inside the loop: a job that does not place may evict lower-priority work.
   const bool preemption = policy.preemption.enabled;
-  internal::PreemptionPlanner planner(index, state, placer, policy, counters);
+  internal::PreemptionPlanner planner(index, state, placer, entitlements, policy, counters);
   // Failed shapes: hash -> (representative job, its pending decision). The hash only narrows
   // the search; equality is checked field by field, and nothing is iterated in hash order.
   absl::flat_hash_map<uint64_t, std::vector<std::pair<int32_t, size_t>>> failed_shapes;
@@ -184,6 +191,44 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
     failed_shapes[shape].emplace_back(j, decisions.pending.size());
     decisions.pending.push_back(placer.Diagnose(j));
     pending_jobs.push_back(j);
+  }
+
+  // Stage 6b: after evictions, capacity the beneficiaries did not use may fit jobs that failed
+  // before, and the victims themselves may fit elsewhere. One more pass, in job order and without
+  // preemption, places what now fits, so that applying the decisions leaves nothing startable.
+  // A victim placed here gets a Start too: the host evicts it, then restarts it there.
+  if (!preempt_jobs.empty()) {
+    std::vector<int32_t> retry = preempt_jobs;
+    std::vector<size_t> pending_at(index.job_count(), SIZE_MAX);
+    for (size_t i = 0; i < pending_jobs.size(); ++i) {
+      if (decisions.pending[i].reason == PendingReason::kBudgetExhausted) continue;
+      pending_at[pending_jobs[i]] = i;
+      retry.push_back(pending_jobs[i]);
+    }
+    internal::SortInJobOrder(index, policy, retry);
+    std::vector<uint8_t> started_late(decisions.pending.size(), 0);
+    for (int32_t j : retry) {
+      if (budget > 0 && counters.candidates_evaluated >= budget) {
+        counters.budget_exhausted = true;
+        break;
+      }
+      auto placements = placer.TryStart(j);
+      state.Commit();
+      if (!placements) continue;
+      ++counters.jobs_started;
+      decisions.starts.push_back(StartDecision{index.job(j).job->id, std::move(*placements)});
+      start_jobs.push_back(j);
+      if (pending_at[j] != SIZE_MAX) started_late[pending_at[j]] = 1;
+    }
+    std::vector<PendingDecision> still_pending;
+    std::vector<int32_t> still_pending_jobs;
+    for (size_t i = 0; i < decisions.pending.size(); ++i) {
+      if (started_late[i]) continue;
+      still_pending.push_back(std::move(decisions.pending[i]));
+      still_pending_jobs.push_back(pending_jobs[i]);
+    }
+    decisions.pending = std::move(still_pending);
+    pending_jobs = std::move(still_pending_jobs);
   }
 
   SortByJob(decisions.starts, start_jobs);

@@ -14,6 +14,14 @@ namespace gpupool {
 // pending in the snapshot.
 absl::Status ApplyStarts(const Decisions& decisions, Snapshot& snapshot);
 
+// Applies the Preempt decisions, then the Start decisions, to `snapshot` in place, as a host
+// carries them out: each victim becomes pending again (no placements, no start time; its last
+// checkpoint is kept), then ApplyStarts(). A victim that the same decisions start again (it was
+// re-placed elsewhere in the cycle) ends up running at its new place. Returns
+// FailedPrecondition (and changes nothing) when a decision names a job that is not in the state
+// it requires.
+absl::Status ApplyDecisions(const Decisions& decisions, Snapshot& snapshot);
+
 }  // namespace gpupool
 
 #endif  // GPUPOOL_APPLY_H_

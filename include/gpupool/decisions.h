@@ -88,6 +88,20 @@ struct PendingDecision {
   int64_t shortfall_milli = 0;
 };
 
+// One queue's fair share of one GPU model ("*": all models together) at the start of the cycle,
+// its own jobs and all its descendants' together, in milli-GPUs.
+struct QueueShare {
+  std::string queue;
+  std::string gpu_model;
+  // What the queue should hold now (stage 3, docs/fair-share.md).
+  int64_t entitlement_milli = 0;
+  // What its running jobs hold, and what its running and pending jobs want.
+  int64_t usage_milli = 0;
+  int64_t demand_milli = 0;
+  // Its guarantee for this model (as configured).
+  int64_t guaranteed_milli = 0;
+};
+
 // Work done by the cycle, in deterministic units (no wall time).
 struct Counters {
   int64_t jobs_considered = 0;
@@ -116,6 +130,9 @@ struct Decisions {
   std::vector<ResizeDecision> resizes;
   std::vector<ReserveDecision> reservations;
   std::vector<PendingDecision> pending;
+  // Fair share per queue and GPU model, sorted by queue id then model name ("*" first); only
+  // rows where the queue has a guarantee, usage or demand.
+  std::vector<QueueShare> queue_shares;
   Counters counters;
 };
 

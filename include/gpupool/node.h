@@ -13,10 +13,10 @@ namespace gpupool {
 // The lifecycle state of a node. Only kReady nodes receive new work; running work on a node in
 // another state stays where it is.
 enum class NodeState {
-  kReady,      // accepts new work
-  kCordoned,   // keeps its work, accepts nothing new
-  kDraining,   // its work is being moved away; accepts nothing new
-  kDown,       // unreachable or failed
+  kReady,     // accepts new work
+  kCordoned,  // keeps its work, accepts nothing new
+  kDraining,  // its work is being moved away; accepts nothing new
+  kDown,      // unreachable or failed
 };
 
 // One GPU inside a node.

@@ -38,11 +38,12 @@ struct Budgets {
   int64_t max_preemption_plans = 0;
 };
 
-// Preemption (DESIGN.md stage 6). In this version a pending job may evict running jobs of its
-// own queue with a lower priority; reclaiming guarantees across queues comes with fair share.
-// Victims are whole gangs, only preemptible jobs past their minimum runtime. Among the victim
-// sets that let the job start, the planner takes the cheapest in lost work (then the fewest
-// victims, then by job ids), and evicts nothing unless the job then starts.
+// Preemption (DESIGN.md stage 6). A pending job may evict running jobs of its own queue with a
+// lower priority and, with reclaim_across_queues, running jobs of other queues that hold more
+// than their entitlement, under the guarantee and no-loop rules of docs/engine.md. Victims are
+// whole gangs, only preemptible jobs past their minimum runtime. Among the victim sets that let the
+// job start, the planner takes the cheapest in lost work (then the fewest victims, then by job
+// ids), and evicts nothing unless the job then starts.
 struct PreemptionOptions {
   // Off by default: Schedule() emits no Preempt decision.
   bool enabled = false;
@@ -50,6 +51,18 @@ struct PreemptionOptions {
   // demand before it goes: it loses only its checkpoint cost (plus its restore time) instead of
   // all the work since its last checkpoint.
   int64_t checkpoint_grace_s = 0;
+  // Also evict jobs of other queues that hold more than their fair-share entitlement
+  // (experimental in this version: victims from other queues are not re-placed in the same
+  // cycle, so one more cycle may start them elsewhere).
+  bool reclaim_across_queues = false;
+};
+
+// Fair share (DESIGN.md stage 3): each queue's entitlement per GPU model, from guarantees,
+// limits, over-quota weights and demand (docs/fair-share.md states the rules).
+struct FairShareOptions {
+  // When positive, a queue's over-quota weight is divided by 1 + decayed_usage / (pool capacity
+  // x half-life): heavy past users get a smaller share of the surplus. 0: no decay.
+  int64_t usage_half_life_s = 0;
 };
 
 struct Policy {
@@ -61,6 +74,7 @@ struct Policy {
   // serve many concurrent Schedule() calls.
   std::shared_ptr<const PlacementScorer> scorer;
   JobOrder job_order = JobOrder::kPriorityFifo;
+  FairShareOptions fair_share;
   PreemptionOptions preemption;
   Budgets budgets;
 };

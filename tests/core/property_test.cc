@@ -219,7 +219,14 @@ void CheckSnapshot(uint64_t seed, const Snapshot& snapshot, std::vector<std::str
       if (job.state == JobState::kPending && count != 1) {
         fail(fmt::format("pending job {} has {} outcomes", job.id, count));
       }
-      if (job.state == JobState::kRunning && count != 0) {
+      // A running job gets no decision, except a victim that the cycle evicts and then
+      // restarts elsewhere (stage 6b): one start.
+      const bool evicted =
+          std::any_of(d.preemptions.begin(), d.preemptions.end(),
+                      [&job](const PreemptDecision& p) { return p.job == job.id; });
+      const bool pended = std::any_of(d.pending.begin(), d.pending.end(),
+                                      [&job](const PendingDecision& p) { return p.job == job.id; });
+      if (job.state == JobState::kRunning && (pended || count > (evicted ? 1 : 0))) {
         fail(fmt::format("running job {} got a start or pending decision", job.id));
       }
       outcomes.erase(job.id);

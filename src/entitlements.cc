@@ -1,0 +1,138 @@
+#include "entitlements.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "fair_share.h"
+
+namespace gpupool::internal {
+namespace {
+
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) return std::numeric_limits<int64_t>::max();
+  return sum;
+}
+
+}  // namespace
+
+Entitlements::Entitlements(const SnapshotIndex& index, const WorkingState& state,
+                           const Policy& policy)
+    : index_(index), slots_(static_cast<size_t>(index.model_count()) + 1) {
+  const int32_t queues = index.queue_count();
+  const int32_t models = index.model_count();
+  const int32_t any = index.any_model_slot();
+  entitlement_.assign(queues * slots_, 0);
+  usage_.assign(queues * slots_, 0);
+  demand_.assign(queues * slots_, 0);
+  guaranteed_.assign(queues * slots_, 0);
+
+  FairShareInput input;
+  input.queue_count = queues;
+  input.model_count = models;
+  input.parent.resize(queues);
+  input.guaranteed_milli.assign(queues * slots_, 0);
+  input.limit_milli.assign(queues * slots_, kNoLimit);
+  input.weight.assign(queues * slots_, 1);
+  input.can_borrow.assign(queues, 1);
+  input.demand_milli.assign(static_cast<size_t>(queues) * models, 0);
+  input.capacity_milli.assign(models, 0);
+  input.decayed_usage.assign(queues, 0);
+  input.half_life_s = policy.fair_share.usage_half_life_s;
+
+  for (int32_t q = 0; q < queues; ++q) {
+    const Queue& queue = index.queue(q);
+    input.parent[q] = index.queue_parent(q);
+    input.can_borrow[q] = queue.can_borrow ? 1 : 0;
+    input.decayed_usage[q] = queue.decayed_usage_milli_gpu_seconds;
+    // The "*" quota's weight applies to every model without a quota of its own.
+    int64_t any_weight = 1;
+    for (const Quota& quota : queue.quotas) {
+      if (quota.gpu_model == kAnyGpuModel) any_weight = quota.over_quota_weight;
+    }
+    for (int32_t m = 0; m < models; ++m) input.weight[At(q, m)] = any_weight;
+    for (const Quota& quota : queue.quotas) {
+      const int32_t slot = quota.gpu_model == kAnyGpuModel ? any : index.FindModel(quota.gpu_model);
+      if (slot == kNone) continue;
+      input.guaranteed_milli[At(q, slot)] = quota.guaranteed_milli;
+      guaranteed_[At(q, slot)] = quota.guaranteed_milli;
+      if (quota.limit_milli) input.limit_milli[At(q, slot)] = *quota.limit_milli;
+      if (slot != any) input.weight[At(q, slot)] = quota.over_quota_weight;
+    }
+    for (int32_t slot = 0; slot <= models; ++slot) usage_[At(q, slot)] = state.queue_usage(q, slot);
+  }
+  for (int32_t n = 0; n < index.node_count(); ++n) {
+    const int32_t m = index.node_model(n);
+    if (m != kNone && state.node_open(n)) {
+      input.capacity_milli[m] += static_cast<int64_t>(index.healthy_gpus(n)) * kMilliPerGpu;
+    }
+  }
+
+  // Own demand: running placements on their node's model; pending jobs on their first model.
+  for (int32_t j = 0; j < index.job_count(); ++j) {
+    const JobInfo& info = index.job(j);
+    if (info.queue == kNone) continue;
+    const size_t row = static_cast<size_t>(info.queue) * models;
+    if (info.job->state == JobState::kRunning) {
+      for (const ReplicaPlacement& p : info.job->placements) {
+        const int32_t n = index.FindNode(p.node);
+        const int32_t g = index.FindGroup(j, p.group);
+        if (n == kNone || g == kNone || index.node_model(n) == kNone) continue;
+        const int64_t milli = info.job->groups[g].request.gpu_milli;
+        int64_t& cell = input.demand_milli[row + index.node_model(n)];
+        cell = SaturatingAdd(cell, milli);
+      }
+      continue;
+    }
+    if (!info.needs_gpu) continue;
+    auto first = std::find_if(info.models.begin(), info.models.end(),
+                              [&index](int32_t m) { return !index.nodes_of_model(m).empty(); });
+    if (first == info.models.end()) continue;
+    int64_t want = 0;
+    for (const TaskGroup& group : info.job->groups) {
+      want = SaturatingAdd(want, group.request.gpu_milli * group.replicas);
+    }
+    int64_t& cell = input.demand_milli[row + *first];
+    cell = SaturatingAdd(cell, want);
+  }
+
+  const FairShareResult result = ComputeFairShare(input);
+  for (int32_t q = 0; q < queues; ++q) {
+    int64_t total_entitlement = 0, total_demand = 0;
+    for (int32_t m = 0; m < models; ++m) {
+      const size_t cell = static_cast<size_t>(q) * models + m;
+      entitlement_[At(q, m)] = result.entitlement_milli[cell];
+      demand_[At(q, m)] = result.demand_milli[cell];
+      total_entitlement = SaturatingAdd(total_entitlement, result.entitlement_milli[cell]);
+      total_demand = SaturatingAdd(total_demand, result.demand_milli[cell]);
+    }
+    entitlement_[At(q, any)] = total_entitlement;
+    demand_[At(q, any)] = total_demand;
+  }
+}
+
+std::vector<QueueShare> Entitlements::Report() const {
+  std::vector<QueueShare> rows;
+  const int32_t any = index_.any_model_slot();
+  for (int32_t q = 0; q < index_.queue_count(); ++q) {
+    // "*" first, then models in name order.
+    std::vector<int32_t> order = {any};
+    for (int32_t m = 0; m < index_.model_count(); ++m) order.push_back(m);
+    for (int32_t slot : order) {
+      const size_t at = At(q, slot);
+      if (guaranteed_[at] == 0 && usage_[at] == 0 && demand_[at] == 0) continue;
+      QueueShare row;
+      row.queue = index_.queue(q).id;
+      row.gpu_model = slot == any ? std::string(kAnyGpuModel) : index_.model(slot).name;
+      row.entitlement_milli = entitlement_[at];
+      row.usage_milli = usage_[at];
+      row.demand_milli = demand_[at];
+      row.guaranteed_milli = guaranteed_[at];
+      rows.push_back(std::move(row));
+    }
+  }
+  return rows;
+}
+
+}  // namespace gpupool::internal

@@ -1,0 +1,49 @@
+// Stage 3 in the cycle: fair share computed from the snapshot.
+//
+// Fills the pure fair-share stage (fair_share.h) from the indexed snapshot and the working state
+// at the start of the cycle, and keeps what later stages need per queue and model slot
+// (slot model_count() is "*", all models together): entitlement, usage and demand, each with
+// descendants, and the configured guarantee.
+//
+// Demand of a queue's own jobs: what its running jobs hold on each model, plus, for each pending
+// job, its whole request (every group at its full replica count) on the first model it accepts
+// that the pool has. A job that accepts several models thus asks for its first choice, which is
+// where the placement stage tries it first.
+#ifndef GPUPOOL_ENTITLEMENTS_H_
+#define GPUPOOL_ENTITLEMENTS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "gpupool/decisions.h"
+#include "gpupool/policy.h"
+#include "snapshot_index.h"
+#include "working_state.h"
+
+namespace gpupool::internal {
+
+class Entitlements {
+ public:
+  Entitlements(const SnapshotIndex& index, const WorkingState& state, const Policy& policy);
+
+  int64_t entitlement(int32_t q, int32_t slot) const { return entitlement_[At(q, slot)]; }
+  int64_t usage(int32_t q, int32_t slot) const { return usage_[At(q, slot)]; }
+  int64_t demand(int32_t q, int32_t slot) const { return demand_[At(q, slot)]; }
+  int64_t guaranteed(int32_t q, int32_t slot) const { return guaranteed_[At(q, slot)]; }
+
+  // The rows for Decisions::queue_shares.
+  std::vector<QueueShare> Report() const;
+
+ private:
+  size_t At(int32_t q, int32_t slot) const {
+    return static_cast<size_t>(q) * slots_ + static_cast<size_t>(slot);
+  }
+
+  const SnapshotIndex& index_;
+  size_t slots_;
+  std::vector<int64_t> entitlement_, usage_, demand_, guaranteed_;
+};
+
+}  // namespace gpupool::internal
+
+#endif  // GPUPOOL_ENTITLEMENTS_H_
