@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gmock/gmock.h"
+#include "gpupool/apply.h"
 #include "gpupool/schedule.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
@@ -202,6 +203,136 @@ TEST(PreemptTest, CheapestSetNotFewestVictims) {
   EXPECT_EQ(d->preemptions[0].job, "small1");
   EXPECT_EQ(d->preemptions[1].job, "small2");
   EXPECT_EQ(FindStart(*d, "urgent")->placements[0].node, "n2");
+}
+
+// --- Reclaim across queues (preemption.reclaim_across_queues). ---
+
+Policy ReclaimingPolicy() {
+  Policy policy = PreemptingPolicy();
+  policy.preemption.reclaim_across_queues = true;
+  return policy;
+}
+
+Queue QueueWithGuarantee(std::string id, int64_t guaranteed_milli) {
+  Queue queue = ::gpupool::testing::MakeQueue(std::move(id));
+  Quota quota;
+  quota.guaranteed_milli = guaranteed_milli;
+  queue.quotas.push_back(quota);
+  return queue;
+}
+
+Job PendingIn(std::string id, std::string queue, int64_t gpu_milli) {
+  Job job = MakePendingJob(std::move(id), std::move(queue), GpuRequest(gpu_milli));
+  job.submit_time = 900;
+  return job;
+}
+
+// Queue "owner" is guaranteed the whole 8-GPU node but idle; "borrower" (no guarantee) runs an
+// 8-GPU job on it. When owner's job arrives, owner's entitlement is 8000 and borrower's 0, so the
+// borrowed GPUs come back: owner reclaims within its guarantee.
+TEST(ReclaimTest, QueueUnderItsGuaranteeReclaimsFromABorrower) {
+  Snapshot snapshot = SnapshotBuilder()
+                          .Now(1000)
+                          .Model("A100")
+                          .Node(MakeNode("n1", "A100", 8))
+                          .Queue(QueueWithGuarantee("owner", 8000))
+                          .Queue("borrower")
+                          .Job(Running("b", "n1", {0, 1, 2, 3, 4, 5, 6, 7}, 900, "borrower"))
+                          .Job(PendingIn("o", "owner", 8000))
+                          .Build();
+  absl::StatusOr<Decisions> d = Schedule(snapshot, ReclaimingPolicy());
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->preemptions.size(), 1u);
+  EXPECT_EQ(d->preemptions[0].job, "b");
+  EXPECT_THAT(d->preemptions[0].reason, ::testing::HasSubstr("queue borrower holds 8000"));
+  EXPECT_NE(FindStart(*d, "o"), nullptr);
+  // The fair share behind it, reported per queue ("*" rows).
+  ASSERT_GE(d->queue_shares.size(), 2u);
+  EXPECT_EQ(d->queue_shares[0].queue, "borrower");
+  EXPECT_EQ(d->queue_shares[0].gpu_model, "*");
+  EXPECT_EQ(d->queue_shares[0].entitlement_milli, 0);
+  EXPECT_EQ(d->queue_shares[0].usage_milli, 8000);
+}
+
+// Same pool with reclaim off: nothing crosses queues.
+TEST(ReclaimTest, OffUnlessAskedFor) {
+  Snapshot snapshot = SnapshotBuilder()
+                          .Now(1000)
+                          .Model("A100")
+                          .Node(MakeNode("n1", "A100", 8))
+                          .Queue(QueueWithGuarantee("owner", 8000))
+                          .Queue("borrower")
+                          .Job(Running("b", "n1", {0, 1, 2, 3, 4, 5, 6, 7}, 900, "borrower"))
+                          .Job(PendingIn("o", "owner", 8000))
+                          .Build();
+  absl::StatusOr<Decisions> d = Schedule(snapshot, PreemptingPolicy());
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->preemptions.empty());
+}
+
+// A queue within its guarantee keeps it: "guarded" is guaranteed 8000 and uses 8000, so a job
+// of "other" (no guarantee, borrowing) cannot take any of it.
+TEST(ReclaimTest, UsageWithinAGuaranteeIsNeverTakenForBorrowing) {
+  Snapshot snapshot = SnapshotBuilder()
+                          .Now(1000)
+                          .Model("A100")
+                          .Node(MakeNode("n1", "A100", 8))
+                          .Queue(QueueWithGuarantee("guarded", 8000))
+                          .Queue("other")
+                          .Job(Running("g", "n1", {0, 1, 2, 3, 4, 5, 6, 7}, 900, "guarded"))
+                          .Job(PendingIn("x", "other", 4000))
+                          .Build();
+  absl::StatusOr<Decisions> d = Schedule(snapshot, ReclaimingPolicy());
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->preemptions.empty());
+  EXPECT_NE(FindPending(*d, "x"), nullptr);
+}
+
+// No loops. Two equal queues without guarantees share an 8-GPU node: each is entitled to 4000
+// when both want it. "a" holds all 8 GPUs.
+//   - With one 8-GPU job, evicting it would leave "a" at 0, 4000 below its entitlement, while
+//     "b" would sit at its entitlement: "b" would end up further above its entitlement than
+//     "a", which could then evict it back. Not allowed.
+//   - With two 4-GPU jobs, evicting one leaves both at their entitlement: allowed, and the
+//     cheaper one goes.
+TEST(ReclaimTest, NoPreemptionThatCouldBeUndone) {
+  {
+    Snapshot snapshot = SnapshotBuilder()
+                            .Now(1000)
+                            .Model("A100")
+                            .Node(MakeNode("n1", "A100", 8))
+                            .Queue("a")
+                            .Queue("b")
+                            .Job(Running("big", "n1", {0, 1, 2, 3, 4, 5, 6, 7}, 900, "a"))
+                            .Job(PendingIn("want", "b", 4000))
+                            .Build();
+    absl::StatusOr<Decisions> d = Schedule(snapshot, ReclaimingPolicy());
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_TRUE(d->preemptions.empty());
+  }
+  {
+    Snapshot snapshot = SnapshotBuilder()
+                            .Now(1000)
+                            .Model("A100")
+                            .Node(MakeNode("n1", "A100", 8))
+                            .Queue("a")
+                            .Queue("b")
+                            .Job(Running("old", "n1", {0, 1, 2, 3}, 100, "a"))
+                            .Job(Running("new", "n1", {4, 5, 6, 7}, 900, "a"))
+                            .Job(PendingIn("want", "b", 4000))
+                            .Build();
+    absl::StatusOr<Decisions> d = Schedule(snapshot, ReclaimingPolicy());
+    ASSERT_TRUE(d.ok()) << d.status();
+    ASSERT_EQ(d->preemptions.size(), 1u);
+    EXPECT_EQ(d->preemptions[0].job, "new");
+    // And the next cycle, with the decisions applied, changes nothing.
+    Snapshot next = snapshot;
+    ASSERT_TRUE(ApplyDecisions(*d, next).ok());
+    absl::StatusOr<Decisions> again = Schedule(next, ReclaimingPolicy());
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_TRUE(again->preemptions.empty());
+    EXPECT_TRUE(again->starts.empty());
+  }
 }
 
 // --- Oracle: every victim subset, on 2 to 4 nodes with up to 8 running jobs. ---
