@@ -184,7 +184,16 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
   h.Int(static_cast<int64_t>(policy.placement));
   h.Str(policy.scorer ? policy.scorer->Name() : std::string_view());
   h.Int(static_cast<int64_t>(policy.job_order));
+  h.Int(static_cast<int64_t>(policy.las_thresholds_gpu_seconds.size()));
+  for (int64_t threshold : policy.las_thresholds_gpu_seconds) h.Int(threshold);
+  h.Int(policy.starvation_bound_s);
+  h.Int(static_cast<int64_t>(policy.queue_order));
+  h.Int(policy.fair_share.usage_half_life_s);
+  h.Int(policy.preemption.enabled ? 1 : 0);
+  h.Int(policy.preemption.checkpoint_grace_s);
+  h.Int(policy.preemption.reclaim_across_queues ? 1 : 0);
   h.Int(policy.budgets.max_candidates);
+  h.Int(policy.budgets.max_preemption_plans);
   return fmt::format("{:016x}", h.value());
 }
 

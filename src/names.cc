@@ -16,6 +16,28 @@ const char* PlacementStrategyName(PlacementStrategy strategy) {
   return "unknown";
 }
 
+const char* JobOrderName(JobOrder order) {
+  switch (order) {
+    case JobOrder::kPriorityFifo:
+      return "priority-fifo";
+    case JobOrder::kLeastAttainedService:
+      return "las";
+    case JobOrder::kShortestRemaining:
+      return "shortest-remaining";
+  }
+  return "unknown";
+}
+
+const char* QueueOrderName(QueueOrder order) {
+  switch (order) {
+    case QueueOrder::kNone:
+      return "none";
+    case QueueOrder::kFairShare:
+      return "fair-share";
+  }
+  return "unknown";
+}
+
 const char* PendingReasonName(PendingReason reason) {
   switch (reason) {
     case PendingReason::kNoAllowedGpuModel:

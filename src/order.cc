@@ -1,31 +1,66 @@
 #include "order.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace gpupool::internal {
 
 void SortInJobOrder(const SnapshotIndex& index, const Policy& policy, std::vector<int32_t>& jobs) {
-  // Sort flat keys rather than job pointers: the comparator then never leaves the array.
+  // Sort flat keys rather than job pointers: the comparator then never leaves the array. The
+  // key is (starving first, the order's primary key, submit time, job index).
   struct Key {
-    int32_t priority;
+    int64_t starving;  // 0: waited past the bound (served first, oldest first); 1: not
+    int64_t primary;
     int64_t submit_time;
     int32_t job;
   };
+  const int64_t now = index.snapshot().now;
+  const int64_t bound = policy.starvation_bound_s;
+  constexpr int64_t kUnknown = std::numeric_limits<int64_t>::max();
   std::vector<Key> keys;
   keys.reserve(jobs.size());
   for (int32_t j : jobs) {
-    const Job& job = *index.job(j).job;
-    keys.push_back({job.priority, job.submit_time, j});
+    const JobInfo& info = index.job(j);
+    const Job& job = *info.job;
+    Key key{1, 0, job.submit_time, j};
+    if (bound > 0 && now - job.submit_time > bound) key.starving = 0;
+    switch (policy.job_order) {
+      case JobOrder::kPriorityFifo:
+        key.primary = -static_cast<int64_t>(job.priority);
+        break;
+      case JobOrder::kLeastAttainedService: {
+        // Attained service: milli-GPUs of the gang (at its minimum size) x seconds run,
+        // compared with the thresholds in milli-GPU-seconds (saturating: no overflow).
+        int64_t attained = 0;
+        if (__builtin_mul_overflow(info.gang_milli, job.attained_service_s, &attained)) {
+          attained = kUnknown;
+        }
+        int64_t level = 0;
+        for (int64_t threshold : policy.las_thresholds_gpu_seconds) {
+          int64_t milli_threshold = 0;
+          if (__builtin_mul_overflow(threshold, kMilliPerGpu, &milli_threshold)) {
+            milli_threshold = kUnknown;
+          }
+          if (attained >= milli_threshold) ++level;
+        }
+        key.primary = level;
+        break;
+      }
+      case JobOrder::kShortestRemaining:
+        key.primary = job.runtime_estimate_s.has_value()
+                          ? std::max<int64_t>(0, *job.runtime_estimate_s - job.attained_service_s)
+                          : kUnknown;
+        break;
+    }
+    if (key.starving == 0) key.primary = 0;  // the starving are served oldest first
+    keys.push_back(key);
   }
-  switch (policy.job_order) {
-    case JobOrder::kPriorityFifo:
-      std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-        if (a.priority != b.priority) return a.priority > b.priority;
-        if (a.submit_time != b.submit_time) return a.submit_time < b.submit_time;
-        return a.job < b.job;
-      });
-      break;
-  }
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    if (a.starving != b.starving) return a.starving < b.starving;
+    if (a.primary != b.primary) return a.primary < b.primary;
+    if (a.submit_time != b.submit_time) return a.submit_time < b.submit_time;
+    return a.job < b.job;
+  });
   for (size_t i = 0; i < keys.size(); ++i) jobs[i] = keys[i].job;
 }
 
@@ -36,6 +71,51 @@ std::vector<int32_t> OrderPendingJobs(const SnapshotIndex& index, const Policy& 
   }
   SortInJobOrder(index, policy, pending);
   return pending;
+}
+
+JobSequence::JobSequence(const SnapshotIndex& index, const Policy& policy,
+                         const WorkingState& state, const Entitlements& entitlements)
+    : index_(index),
+      state_(state),
+      entitlements_(entitlements),
+      fair_(policy.queue_order == QueueOrder::kFairShare) {
+  flat_ = OrderPendingJobs(index, policy);
+  if (!fair_) return;
+  per_queue_.resize(index.queue_count());
+  queue_cursor_.assign(index.queue_count(), 0);
+  for (int32_t j : flat_) per_queue_[index.job(j).queue].push_back(j);
+  for (int32_t q = 0; q < index.queue_count(); ++q) {
+    if (!per_queue_[q].empty()) turns_.insert(TurnOf(q));
+  }
+}
+
+JobSequence::Turn JobSequence::TurnOf(int32_t q) const {
+  __extension__ typedef __int128 Wide;
+  const int32_t any = index_.any_model_slot();
+  const int64_t usage = state_.queue_usage(q, any);
+  const int64_t entitlement = entitlements_.entitlement(q, any);
+  constexpr int64_t kNoShare = int64_t{1} << 62;
+  int64_t share = 0;
+  if (entitlement > 0) {
+    const Wide fixed = (static_cast<Wide>(usage) << 20) / entitlement;
+    share = fixed >= kNoShare ? kNoShare - 1 : static_cast<int64_t>(fixed);
+  } else {
+    share = kNoShare + std::min<int64_t>(usage, kNoShare - 1);
+  }
+  return Turn{share, -static_cast<int64_t>(index_.queue(q).priority), q};
+}
+
+int32_t JobSequence::Next() {
+  if (!fair_) return cursor_ < flat_.size() ? flat_[cursor_++] : kNone;
+  if (last_queue_ != kNone && queue_cursor_[last_queue_] < per_queue_[last_queue_].size()) {
+    turns_.insert(TurnOf(last_queue_));  // re-keyed with what it holds now
+  }
+  last_queue_ = kNone;
+  if (turns_.empty()) return kNone;
+  const int32_t q = turns_.begin()->queue;
+  turns_.erase(turns_.begin());
+  last_queue_ = q;
+  return per_queue_[q][queue_cursor_[q]++];
 }
 
 }  // namespace gpupool::internal

@@ -136,7 +136,8 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
   absl::flat_hash_map<uint64_t, std::vector<std::pair<int32_t, size_t>>> failed_shapes;
   std::vector<int32_t> start_jobs, pending_jobs, preempt_jobs;
   const int64_t budget = policy.budgets.max_candidates;
-  for (int32_t j : internal::OrderPendingJobs(index, policy)) {
+  internal::JobSequence sequence(index, policy, state, entitlements);
+  for (int32_t j = sequence.Next(); j != internal::kNone; j = sequence.Next()) {
     const internal::JobInfo& info = index.job(j);
     ++counters.jobs_considered;
     if (budget > 0 && counters.candidates_evaluated >= budget) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gpupool/placement_scorer.h"
 
@@ -21,10 +22,28 @@ enum class PlacementStrategy {
   kSpread,
 };
 
-// Order in which pending jobs are considered.
+// Order in which pending jobs are considered (within a queue when queues are ordered by fair
+// share). Every order ends on the job id: a strict total order.
 enum class JobOrder {
   // Higher priority first, then earlier submit time, then job id.
   kPriorityFifo,
+  // 2D-LAS (Tiresias): discrete levels by attained service in GPU-seconds (GPUs of the gang at
+  // its minimum size x attained_service_s), lowest level first, split at
+  // Policy::las_thresholds_gpu_seconds; FIFO (submit time, then id) inside a level.
+  kLeastAttainedService,
+  // Shortest estimated remaining time first: runtime_estimate_s - attained_service_s (jobs
+  // without an estimate last), then submit time, then id.
+  kShortestRemaining,
+};
+
+// Order in which queues take turns.
+enum class QueueOrder {
+  // No turns: all pending jobs in one job order.
+  kNone,
+  // The queue furthest below its fair-share entitlement (lowest usage / entitlement over all
+  // models, then higher queue priority, then queue id) places its next job; its usage then
+  // counts what it started.
+  kFairShare,
 };
 
 // Deterministic bounds on the work of one cycle, in work units (never wall-clock time), so that
@@ -74,6 +93,12 @@ struct Policy {
   // serve many concurrent Schedule() calls.
   std::shared_ptr<const PlacementScorer> scorer;
   JobOrder job_order = JobOrder::kPriorityFifo;
+  // Level boundaries of kLeastAttainedService, ascending (Tiresias: 3,250 and 7,200).
+  std::vector<int64_t> las_thresholds_gpu_seconds = {3250, 7200};
+  // Starvation guard: a job that has waited longer than this (now - submit_time) is served
+  // before every job that has not, oldest first. 0: off.
+  int64_t starvation_bound_s = 0;
+  QueueOrder queue_order = QueueOrder::kNone;
   FairShareOptions fair_share;
   PreemptionOptions preemption;
   Budgets budgets;
@@ -81,6 +106,10 @@ struct Policy {
 
 // Stable names of the built-in strategies ("best-fit", "first-fit", "spread").
 const char* PlacementStrategyName(PlacementStrategy strategy);
+// Stable names of the job orders ("priority-fifo", "las", "shortest-remaining") and queue orders
+// ("none", "fair-share").
+const char* JobOrderName(JobOrder order);
+const char* QueueOrderName(QueueOrder order);
 
 }  // namespace gpupool
 
