@@ -806,6 +806,43 @@ TEST(ScheduleTest, QueueLimitOfAncestorOverAllModels) {
   EXPECT_EQ(p->shortfall_milli, 1000);
 }
 
+// Shares count by their milli-GPUs: q may use 500 over all models and runs a 250 share. p (500)
+// would take it to 750 → queue-limit on q / "*", 250 over; p2 (250) reaches exactly 500 and
+// shares GPU 0 with the running share (the GPU with the least free milli that fits).
+TEST(ScheduleTest, QueueLimitCountsShares) {
+  Queue q = MakeQueue("q");
+  q.quotas = {MakeLimit("*", 500)};
+  Snapshot snapshot = SnapshotBuilder()
+                          .Model("A100")
+                          .Node(MakeNode("n1", "A100", 2))
+                          .Queue(q)
+                          .Job(MakeRunningJob("r", "q", GpuRequest(250), {Placement("n1", {0})}))
+                          .Job(WithPriority(MakePendingJob("p", "q", GpuRequest(500)), 0, 1))
+                          .Job(WithPriority(MakePendingJob("p2", "q", GpuRequest(250)), 0, 2))
+                          .Build();
+  Decisions d = ScheduleOk(snapshot);
+  EXPECT_THAT(StartedJobs(d), ElementsAre("p2"));
+  ExpectStart(d, "p2", {At("n1", {0}, 250)});
+  const PendingDecision* p = ExpectPending(d, "p", PendingReason::kQueueLimit);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->queue, "q");
+  EXPECT_EQ(p->gpu_model, "*");
+  EXPECT_EQ(p->shortfall_milli, 250);
+}
+
+// An elastic group grows only while its queue stays within its limit: q may use 3000 milli of
+// A100; e (1..5 replicas of 1 GPU) on an empty 8-GPU node starts with 3 replicas, GPUs 0-2.
+TEST(ScheduleTest, ElasticGrowthStopsAtQueueLimit) {
+  Queue q = MakeQueue("q");
+  q.quotas = {MakeLimit("A100", 3000)};
+  Job e = MakePendingJob("e", "q", GpuRequest(1000), 5);
+  e.groups[0].min_replicas = 1;
+  Snapshot snapshot =
+      SnapshotBuilder().Model("A100").Node(MakeNode("n1", "A100", 8)).Queue(q).Job(e).Build();
+  ExpectStart(ScheduleOk(snapshot), "e",
+              {At("n1", {0}, 1000, 0), At("n1", {1}, 1000, 1), At("n1", {2}, 1000, 2)});
+}
+
 // q's A100 limit is 0; a job preferring A100 then H100 starts on H100.
 TEST(ScheduleTest, QueueLimitOnPreferredModelFallsBackToNext) {
   Queue q = MakeQueue("q");
