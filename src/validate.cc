@@ -19,10 +19,10 @@
 // bad enum value); FailedPrecondition for an inconsistency between parts (an unknown reference, a
 // cycle, a running allocation that does not match its job or over-commits its node).
 //
-// Cost. O(n log n) in the size of the snapshot, and close to linear in practice: ids are hashed,
-// only the small lists (a job's groups and placements, a node's GPUs) are sorted, and scratch
-// buffers are reused, so that a valid 10,000-node, 120,000-job snapshot validates in a few
-// milliseconds.
+// Cost. O(n log n) in the size of the snapshot, and close to linear in practice: node and queue
+// ids are hashed, job ids radix-sorted by hash, only small lists (a job's groups and placements, a
+// node's GPUs) are sorted, and scratch buffers are reused. A valid E3 S2 snapshot (10,000 nodes,
+// 120,000 jobs) validates in about 15 ms, a small fraction of a Schedule() call on it.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
