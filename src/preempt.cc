@@ -153,8 +153,8 @@ std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {
 }
 
 std::optional<std::vector<ReplicaPlacement>> PreemptionPlanner::Simulate(
-    int32_t j, const std::vector<int32_t>& victims) {
-  ++counters_.preemption_plans;
+    int32_t j, const std::vector<int32_t>& victims, int64_t& plans) {
+  ++plans;
   const WorkingState::Mark mark = state_.Checkpoint();
   for (int32_t v : victims) state_.ReleaseRunningJob(v);
   auto placements = placer_.TryStart(j);
@@ -286,6 +286,114 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
   counters_.preemptions += static_cast<int64_t>(chosen.size());
   plan.placements = std::move(*placements);
   return plan;
+}
+
+std::string PreemptionPlanner::WhyKept(int32_t j, int32_t v) const {
+  const Job& job = *index_.job(j).job;
+  const Job& victim = *index_.job(v).job;
+  if (victim.queue == job.queue) {
+    if (victim.priority >= job.priority) {
+      return fmt::format("{} has priority {}, not below {}", victim.id, victim.priority,
+                         job.priority);
+    }
+    return {};
+  }
+  if (!policy_.preemption.reclaim_across_queues) {
+    return fmt::format("{} is in queue {} and reclaim_across_queues is off", victim.id,
+                       victim.queue);
+  }
+  if (PlanAllowed(j, {v})) return {};
+  const int32_t side = Side(index_.job(v).queue, index_.job(j).queue);
+  if (side == kNone || Side(index_.job(j).queue, index_.job(v).queue) == kNone) {
+    return fmt::format("{} is in queue {}, an ancestor or descendant of {}", victim.id,
+                       victim.queue, job.queue);
+  }
+  const int32_t any = index_.any_model_slot();
+  const int64_t usage = state_.queue_usage(side, any);
+  const int64_t entitlement = entitlements_.entitlement(side, any);
+  if (usage <= entitlement) {
+    return fmt::format("queue {} holds {} milli-GPUs, not above its entitlement of {}",
+                       index_.queue(side).id, usage, entitlement);
+  }
+  return fmt::format(
+      "evicting {} would break the guarantee of queue {} (guaranteed {}) or leave {} further "
+      "above its entitlement than {}",
+      victim.id, index_.queue(side).id, GuaranteeTotal(side), job.queue, index_.queue(side).id);
+}
+
+void PreemptionPlanner::ExplainCounterfactual(int32_t j, PendingDecision& pending) {
+  const int64_t budget = policy_.budgets.max_counterfactual_plans;
+  if (budget <= 0 || counters_.counterfactual_plans >= budget) return;
+  const JobInfo& info = index_.job(j);
+  const int64_t now = index_.snapshot().now;
+  std::vector<int32_t> candidates;
+  for (int32_t q = 0; q < index_.queue_count(); ++q) {
+    for (int32_t v : running_by_queue_[q]) {
+      const Job& victim = *index_.job(v).job;
+      if (evicted_[v] || !victim.preemptible) continue;
+      if (now - victim.start_time.value_or(now) < victim.min_runtime_s) continue;
+      if (state_.running_milli(v) == 0 && info.needs_gpu) continue;
+      candidates.push_back(v);
+    }
+  }
+  if (candidates.empty()) return;
+  std::vector<int64_t> cost(candidates.size());
+  std::vector<size_t> order(candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    cost[i] = VictimCost(candidates[i]);
+    order[i] = i;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (cost[a] != cost[b]) return cost[a] < cost[b];
+    return candidates[a] < candidates[b];
+  });
+  // At most this many of the cheapest are considered, so the search stays small.
+  constexpr size_t kMostVictims = 64;
+  std::vector<int32_t> sorted;
+  for (size_t i = 0; i < order.size() && i < kMostVictims; ++i) {
+    sorted.push_back(candidates[order[i]]);
+  }
+  // The shortest prefix that lets the job start, by binary search (fitting is monotone in
+  // practice: evicting more never takes room away).
+  auto fits = [&](size_t k) {
+    return Simulate(j, std::vector<int32_t>(sorted.begin(), sorted.begin() + k),
+                    counters_.counterfactual_plans)
+        .has_value();
+  };
+  if (!fits(sorted.size())) return;
+  size_t lo = 0, hi = sorted.size();  // fits(hi), !fits(lo) as far as known
+  while (hi - lo > 1 && counters_.counterfactual_plans < budget) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (fits(mid)) {
+      hi = mid;
+    } else {
+      lo = mid;
+    }
+  }
+  std::vector<int32_t> victims(sorted.begin(), sorted.begin() + hi);
+  std::sort(victims.begin(), victims.end());
+  int64_t lost = 0;
+  std::string why;
+  for (int32_t v : victims) {
+    pending.would_preempt.push_back(index_.job(v).job->id);
+    lost += VictimCost(v);
+    if (!policy_.preemption.enabled) continue;
+    const std::string kept = WhyKept(j, v);
+    if (!kept.empty() && why.empty()) why = kept;
+  }
+  if (!policy_.preemption.enabled) {
+    why = "preemption is off in this policy";
+  } else if (why.empty()) {
+    why = counters_.budget_exhausted ? "the preemption budget ran out"
+                                     : "no plan the rules allow was found";
+  }
+  std::string names;
+  for (const std::string& name : pending.would_preempt) {
+    names += names.empty() ? name : ", " + name;
+  }
+  pending.counterfactual = fmt::format(
+      "would start now if {} were preempted (losing {} milli-GPU-seconds of work), but {}", names,
+      lost, why);
 }
 
 }  // namespace gpupool::internal

@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "entitlements.h"
@@ -61,6 +62,12 @@ class PreemptionPlanner {
   // Milli-GPU-seconds running job v would lose if evicted now.
   int64_t VictimCost(int32_t v) const;
 
+  // For a job left pending for lack of room: if evicting running jobs (any queue or priority,
+  // preemptible and past their minimum runtime) would let it start, names the cheapest prefix
+  // of them, in price order, that does, and says which rule or setting keeps them running.
+  // Bounded by budgets.max_counterfactual_plans over the cycle.
+  void ExplainCounterfactual(int32_t j, PendingDecision& pending);
+
  private:
   std::vector<int32_t> Candidates(int32_t j) const;
   // The queue that stands for q when it is compared with `other`: q's ancestor (or q) just
@@ -70,8 +77,16 @@ class PreemptionPlanner {
   bool PlanAllowed(int32_t j, const std::vector<int32_t>& victims) const;
   int64_t GuaranteeTotal(int32_t q) const;
   // Evicts `victims`, tries to place j, and rolls back. Returns the placements if it fits.
+  // Counts one plan in `plans`.
   std::optional<std::vector<ReplicaPlacement>> Simulate(int32_t j,
-                                                        const std::vector<int32_t>& victims);
+                                                        const std::vector<int32_t>& victims,
+                                                        int64_t& plans);
+  std::optional<std::vector<ReplicaPlacement>> Simulate(int32_t j,
+                                                        const std::vector<int32_t>& victims) {
+    return Simulate(j, victims, counters_.preemption_plans);
+  }
+  // Why the rules do not let `victim` go for job j (empty if they do).
+  std::string WhyKept(int32_t j, int32_t victim) const;
   bool BudgetLeft() const;
 
   const SnapshotIndex& index_;

@@ -190,7 +190,14 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
     }
     // Stage 9: the reason, computed once per shape.
     failed_shapes[shape].emplace_back(j, decisions.pending.size());
-    decisions.pending.push_back(placer.Diagnose(j));
+    PendingDecision pending = placer.Diagnose(j);
+    if (pending.reason == PendingReason::kInsufficientCapacity ||
+        pending.reason == PendingReason::kFragmentation ||
+        pending.reason == PendingReason::kTopology) {
+      planner.ExplainCounterfactual(j, pending);
+      state.Commit();
+    }
+    decisions.pending.push_back(std::move(pending));
     pending_jobs.push_back(j);
   }
 

@@ -86,6 +86,12 @@ struct PendingDecision {
   std::string queue;
   std::string gpu_model;
   int64_t shortfall_milli = 0;
+  // For capacity reasons (insufficient-capacity, fragmentation, topology): running jobs whose
+  // eviction would let this job start now (in id order; empty when none would, or when the
+  // counterfactual budget was spent), and one sentence saying so and which rule or setting
+  // keeps them running.
+  std::vector<std::string> would_preempt;
+  std::string counterfactual;
 };
 
 // One queue's fair share of one GPU model ("*": all models together) at the start of the cycle,
@@ -113,6 +119,8 @@ struct Counters {
   // Victim sets simulated by preemption planning, and jobs evicted.
   int64_t preemption_plans = 0;
   int64_t preemptions = 0;
+  // Plans simulated only to explain pending jobs (PendingDecision::would_preempt).
+  int64_t counterfactual_plans = 0;
   bool budget_exhausted = false;
 };
 

@@ -55,6 +55,9 @@ struct Budgets {
   // Victim sets simulated by preemption planning over the whole cycle; once spent, no further
   // preemption is planned (counters.budget_exhausted reports it).
   int64_t max_preemption_plans = 0;
+  // Plans simulated to tell pending jobs which evictions would let them start
+  // (PendingDecision::would_preempt), over the whole cycle. 0: no counterfactuals.
+  int64_t max_counterfactual_plans = 2000;
 };
 
 // Preemption (DESIGN.md stage 6). A pending job may evict running jobs of its own queue with a

@@ -85,22 +85,33 @@ TEST(PreemptTest, OffByDefault) {
   absl::StatusOr<Decisions> d = Schedule(snapshot, Policy{});
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_TRUE(d->preemptions.empty());
-  ASSERT_NE(FindPending(*d, "urgent"), nullptr);
+  const PendingDecision* pending = FindPending(*d, "urgent");
+  ASSERT_NE(pending, nullptr);
+  // The counterfactual says what would unblock it, and why that does not happen: evicting "a"
+  // (8 GPUs x 100 s since its checkpoint + 60 s restore).
+  EXPECT_EQ(pending->would_preempt, std::vector<std::string>{"a"});
+  EXPECT_EQ(pending->counterfactual,
+            "would start now if a were preempted (losing 1280000 milli-GPU-seconds of work), but "
+            "preemption is off in this policy");
 }
 
 // Victims must be preemptible, past their minimum runtime, of the same queue, and of a lower
 // priority. Each case leaves the only running job ineligible: nothing is evicted.
 TEST(PreemptTest, OnlyEligibleVictims) {
+  // `why_kept`: what the pending job's counterfactual says (empty counterfactual when the victim
+  // could never be evicted at all).
   struct Case {
     const char* name;
     void (*edit)(Job& victim);
+    const char* why_kept;
   };
   const Case cases[] = {
-      {"not preemptible", [](Job& v) { v.preemptible = false; }},
-      {"within minimum runtime", [](Job& v) { v.min_runtime_s = 5000; }},
-      {"same priority", [](Job& v) { v.priority = 10; }},
-      {"higher priority", [](Job& v) { v.priority = 20; }},
-      {"other queue", [](Job& v) { v.queue = "other"; }},
+      {"not preemptible", [](Job& v) { v.preemptible = false; }, ""},
+      {"within minimum runtime", [](Job& v) { v.min_runtime_s = 5000; }, ""},
+      {"same priority", [](Job& v) { v.priority = 10; }, "v has priority 10, not below 10"},
+      {"higher priority", [](Job& v) { v.priority = 20; }, "v has priority 20, not below 10"},
+      {"other queue", [](Job& v) { v.queue = "other"; },
+       "v is in queue other and reclaim_across_queues is off"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -118,7 +129,13 @@ TEST(PreemptTest, OnlyEligibleVictims) {
     absl::StatusOr<Decisions> d = Schedule(snapshot, PreemptingPolicy());
     ASSERT_TRUE(d.ok()) << d.status();
     EXPECT_TRUE(d->preemptions.empty());
-    EXPECT_NE(FindPending(*d, "urgent"), nullptr);
+    const PendingDecision* pending = FindPending(*d, "urgent");
+    ASSERT_NE(pending, nullptr);
+    if (std::string(c.why_kept).empty()) {
+      EXPECT_EQ(pending->counterfactual, "");
+    } else {
+      EXPECT_THAT(pending->counterfactual, ::testing::HasSubstr(c.why_kept));
+    }
   }
 }
 
