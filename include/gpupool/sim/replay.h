@@ -1,0 +1,190 @@
+// Time-based trace replay: the Philly protocol of EVALUATION.md E2 (docs/replay.md).
+//
+// A discrete-event replay of job arrivals and completions through gpupool::Schedule(): at every
+// second where something changed the replay builds a Snapshot of the pool, schedules it and
+// carries out the decisions (starts and preemptions), with checkpoints and restore costs.
+// Everything is deterministic: integer seconds, ordered containers, no clock, thread, global or
+// environment variable. The same options and jobs give the same result, byte for byte.
+#ifndef GPUPOOL_SIM_REPLAY_H_
+#define GPUPOOL_SIM_REPLAY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "gpupool/policy.h"
+#include "gpupool/snapshot.h"
+
+namespace gpupool::sim {
+
+// One job of a time-based trace.
+struct TraceJob {
+  // Submit time, seconds since 1970-01-01 00:00:00 UTC.
+  int64_t submit_time = 0;
+  // Seconds of work the job needs once it runs (the trace's duration, rounded half up).
+  int64_t duration_s = 0;
+  int32_t num_gpus = 0;
+  // Tenant: the virtual cluster, one queue of the replay.
+  std::string cluster;
+  // 1-based line of the file the job came from (0 when not read from a file).
+  int64_t line = 0;
+};
+
+// Seconds since 1970-01-01 00:00:00 UTC of "YYYY-MM-DD HH:MM:SS" or of "YYYY-MM-DD" (midnight),
+// proleptic Gregorian calendar, years 1970..9999. No time zone database and no clock: the
+// conversion is days-from-civil arithmetic. InvalidArgument naming what is wrong otherwise.
+absl::StatusOr<int64_t> ParseUtcTime(std::string_view text);
+
+// The inverse, "YYYY-MM-DD HH:MM:SS", for messages and reports.
+std::string FormatUtcTime(int64_t seconds);
+
+// Parses the Philly CSV (`timestamp,duration,num_gpus,gpu_time,cluster`, with that header line)
+// held in `text`; `file_name` only names the file in messages. Blank lines are skipped. Jobs come
+// back in file order. Errors are InvalidArgument of the form
+//   philly.csv:17: num_gpus: expected an integer, got "x"
+// Durations are decimal numbers of seconds, rounded half up to whole seconds from their decimal
+// digits (no floating point). num_gpus must be positive, duration non-negative; gpu_time is
+// checked to be a number but not used.
+absl::StatusOr<std::vector<TraceJob>> ParsePhillyCsv(std::string_view text,
+                                                     std::string_view file_name);
+
+// Reads and parses the file at `path` (NotFound when it cannot be opened).
+absl::StatusOr<std::vector<TraceJob>> ReadPhillyCsv(const std::string& path);
+
+// The jobs submitted in [start, start + days x 86400), in their input order. Without `start`,
+// all jobs (days ignored).
+std::vector<TraceJob> SelectWindow(const std::vector<TraceJob>& jobs, std::optional<int64_t> start,
+                                   int64_t days);
+
+// The pool of a replay: `nodes` nodes of `gpus_per_node` GPUs of one model, each node one NVLink
+// island, `nodes_per_rack` nodes per rack (topology level "rack"). E2: 64 x 8, 16 per rack.
+struct ReplayPool {
+  int32_t nodes = 64;
+  int32_t gpus_per_node = 8;
+  int32_t nodes_per_rack = 16;
+
+  int64_t TotalGpus() const { return int64_t{nodes} * gpus_per_node; }
+};
+
+// The Snapshot of an empty pool (topology, the one GPU model "gpu", nodes "n000".. with racks
+// "r00"..); queues and jobs left empty.
+Snapshot MakePoolSnapshot(const ReplayPool& pool);
+
+// How jobs become queues and priorities, which the named policies set (MakeReplayPolicy).
+enum class QueueMode {
+  // One queue per virtual cluster, priority 0 (fifo, default).
+  kPerCluster,
+  // All jobs in one queue "all", each job's priority = -(its 2D-LAS level) at every cycle, so
+  // that same-queue priority preemption carries out 2D-LAS across tenants, as Tiresias does.
+  kSingleQueueLas,
+  // One queue per virtual cluster, and each job's priority = -(its 2D-LAS level) inside it.
+  kPerClusterLas,
+};
+
+struct ReplayOptions {
+  ReplayPool pool;
+  // The engine policy for every cycle.
+  Policy policy;
+  QueueMode queue_mode = QueueMode::kPerCluster;
+  // Checkpoint every this many seconds of work; a preempted job keeps its work rounded down to a
+  // multiple of it. 0: never checkpoints (loses all its work).
+  int64_t checkpoint_interval_s = 1800;
+  // Seconds of running time without progress a preempted job pays when it starts again.
+  int64_t restore_time_s = 60;
+  // Preemption charged nothing: a victim keeps all its work and restarts without restore time
+  // (the "las-free" policy; the engine is told so, too).
+  bool free_preemption = false;
+  // 2D-LAS level thresholds in GPU-seconds for the priorities of the LAS queue modes.
+  std::vector<int64_t> las_thresholds_gpu_seconds = {3250, 7200};
+};
+
+// The options of a named replay policy: "fifo", "las", "las-free" or "default" (docs/replay.md
+// says what each sets and why). InvalidArgument for other names.
+absl::StatusOr<ReplayOptions> MakeReplayOptions(std::string_view policy_name);
+
+// Names accepted by MakeReplayOptions, in a stable order.
+std::vector<std::string> ReplayPolicyNames();
+
+// What one virtual cluster received.
+struct QueueMetrics {
+  std::string queue;
+  int64_t jobs = 0;
+  // GPU-seconds of work its jobs asked for (duration x GPUs), over the replay's total.
+  double demand_fraction = 0;
+  // Guarantee in milli-GPUs (demand_fraction x pool, rounded down).
+  int64_t guaranteed_milli = 0;
+  // Integrals over time of the GPUs it held (any use, restore included) and of its fair-share
+  // entitlement at each instant (guarantee bounded by demand, then the surplus water-filled with
+  // weight 1 among queues wanting more), in GPU-seconds.
+  double received_gpu_seconds = 0;
+  double entitled_gpu_seconds = 0;
+  // received / entitled (0 when never entitled).
+  double share_ratio = 0;
+  double jct_mean_s = 0;
+};
+
+// The metrics of E2. Times in seconds.
+struct ReplayMetrics {
+  std::string policy;
+  int64_t jobs = 0;
+  int64_t jobs_completed = 0;
+  // Jobs that can never run in the pool (more GPUs than a rack holds); left out of everything
+  // else.
+  int64_t jobs_unschedulable = 0;
+  // Job completion time: completion - submit.
+  double jct_mean_s = 0;
+  double jct_p50_s = 0;
+  double jct_p99_s = 0;
+  // Queueing delay: every second a job spent pending (before its first start and after each
+  // preemption).
+  double queue_delay_mean_s = 0;
+  double queue_delay_p99_s = 0;
+  // Last completion - first submit.
+  int64_t makespan_s = 0;
+  // GPU-seconds held by jobs (work, lost work and restores) / (pool GPUs x makespan).
+  double utilization = 0;
+  int64_t preemptions = 0;
+  // GPUs x (work lost since the last checkpoint + restore time) over all preemptions, in hours.
+  double gpu_hours_lost_to_preemption = 0;
+  // Jain's index of share_ratio over the queues with demand.
+  double jain_fairness = 0;
+  // The longest single stretch any job spent pending.
+  int64_t max_wait_s = 0;
+  // Schedule() calls made.
+  int64_t cycles = 0;
+  std::vector<QueueMetrics> queues;
+};
+
+// Per-job outcome, in input order.
+struct JobOutcome {
+  // -1 when never started / never completed (unschedulable).
+  int64_t first_start = -1;
+  int64_t completion = -1;
+  int64_t pending_s = 0;
+  int32_t preemptions = 0;
+};
+
+struct ReplayResult {
+  ReplayMetrics metrics;
+  std::vector<JobOutcome> jobs;
+};
+
+// Replays `jobs` (any order; ties broken by input index) on an empty pool until every job that
+// can run has completed. Errors: InvalidArgument for a job with no GPUs or a negative duration;
+// Internal if Schedule() or applying its decisions fails (a bug). Cost: one Schedule() call per
+// distinct event second where something changed, each about linear in the jobs present.
+absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
+                                       const std::vector<TraceJob>& jobs);
+
+// The metrics as one JSON object with E2's keys (jct_mean_s, jct_p50_s, jct_p99_s,
+// queue_delay_mean_s, queue_delay_p99_s, makespan_s, utilization, preemptions,
+// gpu_hours_lost_to_preemption, jain_fairness, max_wait_s), plus policy, jobs, cycles and
+// "queues" (per-queue share received versus entitlement). Deterministic formatting.
+std::string ReplayMetricsToJson(const ReplayMetrics& metrics);
+
+}  // namespace gpupool::sim
+
+#endif  // GPUPOOL_SIM_REPLAY_H_

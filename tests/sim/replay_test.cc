@@ -1,0 +1,208 @@
+// The replay: hand-checked FIFO and preemption examples, determinism, and a 14-day window of the
+// real Philly trace when ../shared/data has it.
+#include "gpupool/sim/replay.h"
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace gpupool::sim {
+namespace {
+
+TraceJob J(int64_t submit, int32_t gpus, int64_t duration, std::string vc = "a") {
+  return TraceJob{.submit_time = submit,
+                  .duration_s = duration,
+                  .num_gpus = gpus,
+                  .cluster = std::move(vc),
+                  .line = 0};
+}
+
+ReplayOptions Named(const char* name, ReplayPool pool) {
+  absl::StatusOr<ReplayOptions> o = MakeReplayOptions(name);
+  EXPECT_TRUE(o.ok()) << o.status();
+  o->pool = pool;
+  return *o;
+}
+
+// Two nodes of 8 GPUs, one rack.
+constexpr ReplayPool kTwoNodes{.nodes = 2, .gpus_per_node = 8, .nodes_per_rack = 2};
+
+TEST(Replay, FifoStartTimesAndJctsByHand) {
+  // A and B fill both nodes. C (4 GPUs) waits for B's end at 60; D (8) is next but only 4 GPUs
+  // are left, so E (4) starts beside C at 60 (the engine passes over a job that does not fit).
+  // D gets a whole node when C ends at 90.
+  std::vector<TraceJob> jobs = {J(0, 8, 100), J(10, 8, 50), J(20, 4, 30), J(30, 8, 10),
+                                J(40, 4, 5)};
+  auto r = RunReplay(Named("fifo", kTwoNodes), jobs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::vector<int64_t> start = {0, 10, 60, 90, 60};
+  const std::vector<int64_t> end = {100, 60, 90, 100, 65};
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    EXPECT_EQ(r->jobs[i].first_start, start[i]) << i;
+    EXPECT_EQ(r->jobs[i].completion, end[i]) << i;
+  }
+  const ReplayMetrics& m = r->metrics;
+  EXPECT_DOUBLE_EQ(m.jct_mean_s, (100 + 50 + 70 + 70 + 25) / 5.0);
+  EXPECT_DOUBLE_EQ(m.jct_p50_s, 70);
+  EXPECT_DOUBLE_EQ(m.jct_p99_s, 100);
+  EXPECT_DOUBLE_EQ(m.queue_delay_mean_s, (0 + 0 + 40 + 60 + 20) / 5.0);
+  EXPECT_EQ(m.max_wait_s, 60);
+  EXPECT_EQ(m.makespan_s, 100);
+  EXPECT_EQ(m.preemptions, 0);
+  // Busy GPU-seconds: 8x100 + 8x50 + 4x30 + 8x10 + 4x5 = 1420 of 16 x 100.
+  EXPECT_DOUBLE_EQ(m.utilization, 1420.0 / 1600.0);
+}
+
+TEST(Replay, JobsLargerThanARackAreUnschedulableNotHung) {
+  std::vector<TraceJob> jobs = {J(0, 32, 10), J(0, 1, 10)};
+  auto r = RunReplay(Named("fifo", kTwoNodes), jobs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->metrics.jobs_unschedulable, 1);
+  EXPECT_EQ(r->metrics.jobs_completed, 1);
+  EXPECT_EQ(r->jobs[0].completion, -1);
+  EXPECT_EQ(r->jobs[1].completion, 10);
+}
+
+TEST(Replay, MultiNodeGangTakesWholeNodesInOneRack) {
+  // 16 GPUs = 2 replicas of 8 in one rack: waits for both nodes.
+  std::vector<TraceJob> jobs = {J(0, 8, 100), J(5, 16, 10)};
+  auto r = RunReplay(Named("fifo", kTwoNodes), jobs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->jobs[1].first_start, 100);
+  EXPECT_EQ(r->jobs[1].completion, 110);
+}
+
+// One node of 8 GPUs. L (8 GPUs, 10,000 s) has run 4,000 s when S (1 GPU, 100 s) arrives:
+// L's 32,000 GPU-seconds put it in LAS level 2, S is in level 0, so S preempts L.
+constexpr ReplayPool kOneNode{.nodes = 1, .gpus_per_node = 8, .nodes_per_rack = 1};
+
+TEST(Replay, LasPreemptionLosesWorkSinceCheckpointAndPaysRestore) {
+  std::vector<TraceJob> jobs = {J(0, 8, 10000), J(4000, 1, 100, "b")};
+  auto r = RunReplay(Named("las", kOneNode), jobs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  // L keeps 3,600 s (two checkpoints of 1,800), loses 400 s, restarts when S ends at 4,100 and
+  // pays 60 s of restore: 4,100 + 60 + 6,400 = 10,560.
+  EXPECT_EQ(r->jobs[1].first_start, 4000);
+  EXPECT_EQ(r->jobs[1].completion, 4100);
+  EXPECT_EQ(r->jobs[0].completion, 10560);
+  EXPECT_EQ(r->jobs[0].preemptions, 1);
+  EXPECT_EQ(r->metrics.preemptions, 1);
+  // 8 GPUs x (400 + 60) s.
+  EXPECT_DOUBLE_EQ(r->metrics.gpu_hours_lost_to_preemption, 8 * 460 / 3600.0);
+  // L waited 100 s after its preemption.
+  EXPECT_EQ(r->jobs[0].pending_s, 100);
+  EXPECT_EQ(r->metrics.max_wait_s, 100);
+}
+
+TEST(Replay, LasFreePreemptionKeepsAllWork) {
+  std::vector<TraceJob> jobs = {J(0, 8, 10000), J(4000, 1, 100, "b")};
+  auto r = RunReplay(Named("las-free", kOneNode), jobs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->jobs[1].completion, 4100);
+  // 4,100 + the 6,000 s left, no restore.
+  EXPECT_EQ(r->jobs[0].completion, 10100);
+  EXPECT_EQ(r->metrics.preemptions, 1);
+  EXPECT_DOUBLE_EQ(r->metrics.gpu_hours_lost_to_preemption, 0);
+}
+
+TEST(Replay, FifoNeverPreempts) {
+  std::vector<TraceJob> jobs = {J(0, 8, 10000), J(4000, 1, 100, "b")};
+  auto r = RunReplay(Named("fifo", kOneNode), jobs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->jobs[0].completion, 10000);
+  EXPECT_EQ(r->jobs[1].completion, 10100);
+}
+
+TEST(Replay, UnknownPolicyIsInvalidArgument) {
+  EXPECT_EQ(MakeReplayOptions("srtf").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A seeded synthetic workload (in-test LCG) that loads a 4-node pool.
+std::vector<TraceJob> Synthetic(uint64_t seed, int count) {
+  uint64_t x = seed;
+  auto next = [&]() {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return x >> 33;
+  };
+  std::vector<TraceJob> jobs;
+  int64_t t = 0;
+  const int32_t sizes[] = {1, 1, 1, 1, 2, 4, 8, 16};
+  for (int i = 0; i < count; ++i) {
+    t += static_cast<int64_t>(next() % 120);
+    jobs.push_back(J(t, sizes[next() % 8], 60 + static_cast<int64_t>(next() % 20000),
+                     std::string(1, static_cast<char>('a' + next() % 4))));
+  }
+  return jobs;
+}
+
+TEST(Replay, SameInputSameMetricsBytes) {
+  const ReplayPool pool{.nodes = 4, .gpus_per_node = 8, .nodes_per_rack = 2};
+  std::vector<TraceJob> jobs = Synthetic(7, 400);
+  for (const std::string& name : ReplayPolicyNames()) {
+    auto a = RunReplay(Named(name.c_str(), pool), jobs);
+    auto b = RunReplay(Named(name.c_str(), pool), jobs);
+    ASSERT_TRUE(a.ok() && b.ok()) << name;
+    EXPECT_EQ(ReplayMetricsToJson(a->metrics), ReplayMetricsToJson(b->metrics)) << name;
+    EXPECT_EQ(a->metrics.jobs_completed + a->metrics.jobs_unschedulable, 400) << name;
+    // Every job runs its whole duration: completion - submit covers at least the work.
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (a->jobs[i].completion < 0) continue;
+      EXPECT_GE(a->jobs[i].completion - jobs[i].submit_time, jobs[i].duration_s) << name << i;
+    }
+  }
+}
+
+TEST(Replay, JsonHasEveryE2Key) {
+  auto r = RunReplay(Named("fifo", kTwoNodes), {J(0, 1, 10)});
+  ASSERT_TRUE(r.ok());
+  const std::string json = ReplayMetricsToJson(r->metrics);
+  for (const char* key :
+       {"jct_mean_s", "jct_p50_s", "jct_p99_s", "queue_delay_mean_s", "queue_delay_p99_s",
+        "makespan_s", "utilization", "preemptions", "gpu_hours_lost_to_preemption", "jain_fairness",
+        "max_wait_s", "queues"}) {
+    EXPECT_NE(json.find(std::string("\"") + key + "\":"), std::string::npos) << key;
+  }
+}
+
+std::string PhillyPath() {
+  for (std::string dir :
+       {std::string(GPUPOOL_SOURCE_DIR) + "/../shared/data",
+        std::string(std::getenv("GPUPOOL_DATA_DIR") != nullptr ? std::getenv("GPUPOOL_DATA_DIR")
+                                                               : "")}) {
+    if (dir.empty()) continue;
+    for (std::string p : {dir + "/philly/philly.csv", dir + "/philly.csv"}) {
+      if (std::ifstream(p).good()) return p;
+    }
+  }
+  return "";
+}
+
+TEST(PhillyReplay, FourteenDayWindowFifo) {
+  const std::string path = PhillyPath();
+  if (path.empty()) {
+    GTEST_SKIP() << "philly.csv not found in ../shared/data/philly or GPUPOOL_DATA_DIR; skipped";
+  }
+  auto all = ReadPhillyCsv(path);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(all->size(), 82247u);
+  std::vector<TraceJob> window = SelectWindow(*all, *ParseUtcTime("2017-10-01"), 14);
+  auto r = RunReplay(*MakeReplayOptions("fifo"), window);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const ReplayMetrics& m = r->metrics;
+  std::cout << ReplayMetricsToJson(m);
+  EXPECT_EQ(m.jobs_completed + m.jobs_unschedulable, static_cast<int64_t>(window.size()));
+  EXPECT_EQ(m.preemptions, 0);
+  EXPECT_GT(m.utilization, 0.3);
+  EXPECT_LE(m.utilization, 1.0);
+  EXPECT_GE(m.jct_p99_s, m.jct_p50_s);
+  EXPECT_GT(m.jain_fairness, 0);
+  EXPECT_LE(m.jain_fairness, 1.0 + 1e-9);
+}
+
+}  // namespace
+}  // namespace gpupool::sim
