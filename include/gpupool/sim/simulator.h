@@ -76,7 +76,8 @@ class Placer {
 // The incremental engine: keeps its own node state, groups nodes in identical states into
 // equivalence classes and scores each class once per pod shape (memoised), so a placement costs
 // about the number of distinct node states. Gives exactly the placements of calling Schedule()
-// pod by pod with the same scorer and TieBreak::kFirstNode (tests/sim/equivalence_test.cc), with
+// pod by pod with the same scorer, TieBreak::kFirstNode and scorer_selects_gpu off
+// (tests/sim/equivalence_test.cc), with
 // one difference by design: a pod that accepts several GPU models is scored on the nodes of all
 // of them together (the FGD protocol), where Schedule() commits to the first model in preference
 // order that fits. `seed` drives the shuffled node order and random tie breaks.
