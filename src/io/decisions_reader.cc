@@ -93,8 +93,9 @@ absl::Status ReadReserve(JsonValue value, const Path& path, ReserveDecision& out
 }
 
 absl::Status ReadPending(JsonValue value, const Path& path, PendingDecision& out) {
-  static constexpr FieldSpec kFields[] = {{"job", true}, {"reason", true}, {"detail"},
-                                          {"queue"},     {"gpu_model"},    {"shortfall_milli"}};
+  static constexpr FieldSpec kFields[] = {{"job", true},     {"reason", true},  {"detail"},
+                                          {"queue"},         {"gpu_model"},     {"shortfall_milli"},
+                                          {"would_preempt"}, {"counterfactual"}};
   return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
@@ -108,8 +109,34 @@ absl::Status ReadPending(JsonValue value, const Path& path, PendingDecision& out
         return ReadString(v, p, out.queue);
       case 4:
         return ReadString(v, p, out.gpu_model);
-      default:
+      case 5:
         return ReadInt64(v, p, out.shortfall_milli);
+      case 6:
+        return internal::ReadStringArray(v, p, out.would_preempt);
+      default:
+        return ReadString(v, p, out.counterfactual);
+    }
+  });
+}
+
+absl::Status ReadQueueShare(JsonValue value, const Path& path, QueueShare& out) {
+  static constexpr FieldSpec kFields[] = {{"queue", true},       {"gpu_model", true},
+                                          {"entitlement_milli"}, {"usage_milli"},
+                                          {"demand_milli"},      {"guaranteed_milli"}};
+  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
+    switch (field) {
+      case 0:
+        return ReadString(v, p, out.queue);
+      case 1:
+        return ReadString(v, p, out.gpu_model);
+      case 2:
+        return ReadInt64(v, p, out.entitlement_milli);
+      case 3:
+        return ReadInt64(v, p, out.usage_milli);
+      case 4:
+        return ReadInt64(v, p, out.demand_milli);
+      default:
+        return ReadInt64(v, p, out.guaranteed_milli);
     }
   });
 }
@@ -118,7 +145,8 @@ absl::Status ReadCounters(JsonValue value, const Path& path, Counters& out) {
   static constexpr FieldSpec kFields[] = {{"jobs_considered"},      {"jobs_started"},
                                           {"candidates_evaluated"}, {"transactions_rolled_back"},
                                           {"equivalence_hits"},     {"preemption_plans"},
-                                          {"preemptions"},          {"budget_exhausted"}};
+                                          {"preemptions"},          {"counterfactual_plans"},
+                                          {"budget_exhausted"}};
   return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
@@ -135,6 +163,8 @@ absl::Status ReadCounters(JsonValue value, const Path& path, Counters& out) {
         return ReadInt64(v, p, out.preemption_plans);
       case 6:
         return ReadInt64(v, p, out.preemptions);
+      case 7:
+        return ReadInt64(v, p, out.counterfactual_plans);
       default:
         return internal::ReadBool(v, p, out.budget_exhausted);
     }
@@ -143,9 +173,9 @@ absl::Status ReadCounters(JsonValue value, const Path& path, Counters& out) {
 
 absl::Status ReadDecisions(internal::JsonObject& object, const Path& path, Decisions& out) {
   static constexpr FieldSpec kFields[] = {
-      {"policy_name"},  {"policy_version"}, {"scorer"},     {"input_fingerprint"},
-      {"starts"},       {"preemptions"},    {"migrations"}, {"resizes"},
-      {"reservations"}, {"pending"},        {"counters"},
+      {"policy_name"},  {"policy_version"}, {"scorer"},       {"input_fingerprint"},
+      {"starts"},       {"preemptions"},    {"migrations"},   {"resizes"},
+      {"reservations"}, {"pending"},        {"queue_shares"}, {"counters"},
   };
   return internal::ReadObjectFields(object, path, kFields,
                                     [&](size_t field, JsonValue v, const Path& p) {
@@ -170,6 +200,8 @@ absl::Status ReadDecisions(internal::JsonObject& object, const Path& path, Decis
                                           return ReadArray(v, p, out.reservations, ReadReserve);
                                         case 9:
                                           return ReadArray(v, p, out.pending, ReadPending);
+                                        case 10:
+                                          return ReadArray(v, p, out.queue_shares, ReadQueueShare);
                                         default:
                                           return ReadCounters(v, p, out.counters);
                                       }

@@ -18,6 +18,7 @@ void WriteCounters(JsonWriter& w, const Counters& counters) {
   w.IntField("equivalence_hits", counters.equivalence_hits);
   w.IntField("preemption_plans", counters.preemption_plans);
   w.IntField("preemptions", counters.preemptions);
+  w.IntField("counterfactual_plans", counters.counterfactual_plans);
   w.BoolField("budget_exhausted", counters.budget_exhausted);
   w.EndObject();
 }
@@ -102,6 +103,23 @@ std::string DecisionsToJson(const Decisions& decisions) {
     w.StringField("queue", pending.queue);
     w.StringField("gpu_model", pending.gpu_model);
     w.IntField("shortfall_milli", pending.shortfall_milli);
+    w.Key("would_preempt");
+    w.StringArray(pending.would_preempt);
+    w.StringField("counterfactual", pending.counterfactual);
+    w.EndObject();
+  }
+  w.EndArray();
+
+  w.Key("queue_shares");
+  w.BeginArray();
+  for (const QueueShare& share : decisions.queue_shares) {
+    w.BeginOneLineObject();
+    w.StringField("queue", share.queue);
+    w.StringField("gpu_model", share.gpu_model);
+    w.IntField("entitlement_milli", share.entitlement_milli);
+    w.IntField("usage_milli", share.usage_milli);
+    w.IntField("demand_milli", share.demand_milli);
+    w.IntField("guaranteed_milli", share.guaranteed_milli);
     w.EndObject();
   }
   w.EndArray();
@@ -118,16 +136,26 @@ std::string PolicyToJson(const Policy& policy) {
   w.StringField("name", policy.name);
   w.IntField("version", policy.version);
   w.StringField("placement", PlacementStrategyName(policy.placement));
-  w.StringField("job_order", internal::JobOrderName(policy.job_order));
+  w.StringField("job_order", JobOrderName(policy.job_order));
+  w.Key("las_thresholds_gpu_seconds");
+  w.Int64Array(policy.las_thresholds_gpu_seconds);
+  w.IntField("starvation_bound_s", policy.starvation_bound_s);
+  w.StringField("queue_order", QueueOrderName(policy.queue_order));
+  w.Key("fair_share");
+  w.BeginOneLineObject();
+  w.IntField("usage_half_life_s", policy.fair_share.usage_half_life_s);
+  w.EndObject();
   w.Key("preemption");
   w.BeginOneLineObject();
   w.BoolField("enabled", policy.preemption.enabled);
   w.IntField("checkpoint_grace_s", policy.preemption.checkpoint_grace_s);
+  w.BoolField("reclaim_across_queues", policy.preemption.reclaim_across_queues);
   w.EndObject();
   w.Key("budgets");
   w.BeginOneLineObject();
   w.IntField("max_candidates", policy.budgets.max_candidates);
   w.IntField("max_preemption_plans", policy.budgets.max_preemption_plans);
+  w.IntField("max_counterfactual_plans", policy.budgets.max_counterfactual_plans);
   w.EndObject();
   w.EndObject();
   return w.Finish();

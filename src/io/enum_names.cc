@@ -32,8 +32,14 @@ constexpr std::pair<JobState, std::string_view> kJobStates[] = {
     {JobState::kPending, "pending"},
     {JobState::kRunning, "running"},
 };
-constexpr std::pair<JobOrder, std::string_view> kJobOrders[] = {
-    {JobOrder::kPriorityFifo, "priority-fifo"},
+constexpr JobOrder kJobOrders[] = {
+    JobOrder::kPriorityFifo,
+    JobOrder::kLeastAttainedService,
+    JobOrder::kShortestRemaining,
+};
+constexpr QueueOrder kQueueOrders[] = {
+    QueueOrder::kNone,
+    QueueOrder::kFairShare,
 };
 constexpr PlacementStrategy kPlacementStrategies[] = {
     PlacementStrategy::kBestFit,
@@ -98,7 +104,6 @@ std::string_view IsolationName(Isolation isolation) { return NameOf(kIsolations,
 std::string_view StrictnessName(Strictness strictness) { return NameOf(kStrictnesses, strictness); }
 std::string_view ReplicaScopeName(ReplicaScope scope) { return NameOf(kReplicaScopes, scope); }
 std::string_view JobStateName(JobState state) { return NameOf(kJobStates, state); }
-std::string_view JobOrderName(JobOrder order) { return NameOf(kJobOrders, order); }
 
 std::optional<NodeState> ParseNodeState(std::string_view name) {
   return ValueOf(kNodeStates, name);
@@ -113,7 +118,12 @@ std::optional<ReplicaScope> ParseReplicaScope(std::string_view name) {
   return ValueOf(kReplicaScopes, name);
 }
 std::optional<JobState> ParseJobState(std::string_view name) { return ValueOf(kJobStates, name); }
-std::optional<JobOrder> ParseJobOrder(std::string_view name) { return ValueOf(kJobOrders, name); }
+std::optional<JobOrder> ParseJobOrder(std::string_view name) {
+  return ValueOfFn(kJobOrders, JobOrderName, name);
+}
+std::optional<QueueOrder> ParseQueueOrder(std::string_view name) {
+  return ValueOfFn(kQueueOrders, QueueOrderName, name);
+}
 std::optional<PlacementStrategy> ParsePlacementStrategy(std::string_view name) {
   return ValueOfFn(kPlacementStrategies, PlacementStrategyName, name);
 }
@@ -126,7 +136,8 @@ std::string IsolationNames() { return NamesOf(kIsolations); }
 std::string StrictnessNames() { return NamesOf(kStrictnesses); }
 std::string ReplicaScopeNames() { return NamesOf(kReplicaScopes); }
 std::string JobStateNames() { return NamesOf(kJobStates); }
-std::string JobOrderNames() { return NamesOf(kJobOrders); }
+std::string JobOrderNames() { return NamesOfFn(kJobOrders, JobOrderName); }
+std::string QueueOrderNames() { return NamesOfFn(kQueueOrders, QueueOrderName); }
 std::string PlacementStrategyNames() {
   return NamesOfFn(kPlacementStrategies, PlacementStrategyName);
 }

@@ -20,7 +20,6 @@ std::string_view IsolationName(Isolation isolation);
 std::string_view StrictnessName(Strictness strictness);
 std::string_view ReplicaScopeName(ReplicaScope scope);
 std::string_view JobStateName(JobState state);
-std::string_view JobOrderName(JobOrder order);
 
 // The value with that name; nullopt for an unknown name.
 std::optional<NodeState> ParseNodeState(std::string_view name);
@@ -28,8 +27,10 @@ std::optional<Isolation> ParseIsolation(std::string_view name);
 std::optional<Strictness> ParseStrictness(std::string_view name);
 std::optional<ReplicaScope> ParseReplicaScope(std::string_view name);
 std::optional<JobState> ParseJobState(std::string_view name);
+// Names from PlacementStrategyName(), JobOrderName(), QueueOrderName() and PendingReasonName() of
+// the core.
 std::optional<JobOrder> ParseJobOrder(std::string_view name);
-// Names from PlacementStrategyName() and PendingReasonName() of the core.
+std::optional<QueueOrder> ParseQueueOrder(std::string_view name);
 std::optional<PlacementStrategy> ParsePlacementStrategy(std::string_view name);
 std::optional<PendingReason> ParsePendingReason(std::string_view name);
 
@@ -41,6 +42,7 @@ std::string StrictnessNames();
 std::string ReplicaScopeNames();
 std::string JobStateNames();
 std::string JobOrderNames();
+std::string QueueOrderNames();
 std::string PlacementStrategyNames();
 std::string PendingReasonNames();
 

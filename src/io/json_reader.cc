@@ -177,6 +177,11 @@ absl::Status ReadInt32Array(JsonValue value, const Path& path, std::vector<int32
                    [](JsonValue item, const Path& p, int32_t& v) { return ReadInt32(item, p, v); });
 }
 
+absl::Status ReadInt64Array(JsonValue value, const Path& path, std::vector<int64_t>& out) {
+  return ReadArray(value, path, out,
+                   [](JsonValue item, const Path& p, int64_t& v) { return ReadInt64(item, p, v); });
+}
+
 absl::Status ReadLabels(JsonValue value, const Path& path, std::vector<TopologyLabel>& out) {
   JsonObject object;
   if (auto error = value.get_object().get(object); error != simdjson::SUCCESS) {

@@ -117,6 +117,7 @@ absl::Status ReadOptionalInt32(JsonValue value, const Path& path, std::optional<
 absl::Status ReadOptionalString(JsonValue value, const Path& path, std::optional<std::string>& out);
 absl::Status ReadStringArray(JsonValue value, const Path& path, std::vector<std::string>& out);
 absl::Status ReadInt32Array(JsonValue value, const Path& path, std::vector<int32_t>& out);
+absl::Status ReadInt64Array(JsonValue value, const Path& path, std::vector<int64_t>& out);
 // A JSON object of strings, {"rack": "r1"}, as labels in document order; duplicate keys refused.
 absl::Status ReadLabels(JsonValue value, const Path& path, std::vector<TopologyLabel>& out);
 

@@ -172,6 +172,17 @@ void JsonWriter::Int32Array(const std::vector<int32_t>& values) {
   out_ += ']';
 }
 
+void JsonWriter::Int64Array(const std::vector<int64_t>& values) {
+  BeforeValue();
+  out_ += '[';
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out_ += ", ";
+    const fmt::format_int text(values[i]);
+    out_.append(text.data(), text.size());
+  }
+  out_ += ']';
+}
+
 std::string JsonWriter::Finish() {
   out_ += '\n';
   return std::move(out_);

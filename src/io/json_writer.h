@@ -44,6 +44,7 @@ class JsonWriter {
   // Single-line arrays of scalars.
   void StringArray(const std::vector<std::string>& values);
   void Int32Array(const std::vector<int32_t>& values);
+  void Int64Array(const std::vector<int64_t>& values);
 
   // Key() and value in one call (distinct names: no overload may turn a pointer into a bool).
   void IntField(std::string_view key, int64_t value) {

@@ -13,25 +13,55 @@ using internal::JsonValue;
 using internal::Path;
 
 absl::Status ReadBudgets(JsonValue value, const Path& path, Budgets& out) {
-  static constexpr FieldSpec kFields[] = {{"max_candidates"}, {"max_preemption_plans"}};
+  static constexpr FieldSpec kFields[] = {
+      {"max_candidates"}, {"max_preemption_plans"}, {"max_counterfactual_plans"}};
   return internal::ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
-    if (field == 0) return internal::ReadInt64(v, p, out.max_candidates);
-    return internal::ReadInt64(v, p, out.max_preemption_plans);
+    switch (field) {
+      case 0:
+        return internal::ReadInt64(v, p, out.max_candidates);
+      case 1:
+        return internal::ReadInt64(v, p, out.max_preemption_plans);
+      default:
+        return internal::ReadInt64(v, p, out.max_counterfactual_plans);
+    }
   });
 }
 
 absl::Status ReadPreemption(JsonValue value, const Path& path, PreemptionOptions& out) {
-  static constexpr FieldSpec kFields[] = {{"enabled"}, {"checkpoint_grace_s"}};
+  static constexpr FieldSpec kFields[] = {
+      {"enabled"}, {"checkpoint_grace_s"}, {"reclaim_across_queues"}};
   return internal::ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
-    if (field == 0) return internal::ReadBool(v, p, out.enabled);
-    return internal::ReadInt64(v, p, out.checkpoint_grace_s);
+    switch (field) {
+      case 0:
+        return internal::ReadBool(v, p, out.enabled);
+      case 1:
+        return internal::ReadInt64(v, p, out.checkpoint_grace_s);
+      default:
+        return internal::ReadBool(v, p, out.reclaim_across_queues);
+    }
+  });
+}
+
+absl::Status ReadFairShare(JsonValue value, const Path& path, FairShareOptions& out) {
+  static constexpr FieldSpec kFields[] = {{"usage_half_life_s"}};
+  return internal::ReadFields(value, path, kFields, [&](size_t, JsonValue v, const Path& p) {
+    return internal::ReadInt64(v, p, out.usage_half_life_s);
   });
 }
 
 absl::Status ReadPolicy(internal::JsonObject& object, const Path& path, Policy& out) {
   // "scorer" is listed so that it gets its own message instead of "unknown field".
-  static constexpr FieldSpec kFields[] = {{"name"},       {"version"}, {"placement"}, {"job_order"},
-                                          {"preemption"}, {"budgets"}, {"scorer"}};
+  static constexpr FieldSpec kFields[] = {{"name"},
+                                          {"version"},
+                                          {"placement"},
+                                          {"job_order"},
+                                          {"las_thresholds_gpu_seconds"},
+                                          {"starvation_bound_s"},
+                                          {"queue_order"},
+                                          {"fair_share"},
+                                          {"preemption"},
+                                          {"budgets"},
+                                          {"scorer"}};
   return internal::ReadObjectFields(
       object, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
         switch (field) {
@@ -46,8 +76,17 @@ absl::Status ReadPolicy(internal::JsonObject& object, const Path& path, Policy& 
             return internal::ReadEnum(v, p, out.job_order, internal::ParseJobOrder,
                                       internal::JobOrderNames);
           case 4:
-            return ReadPreemption(v, p, out.preemption);
+            return internal::ReadInt64Array(v, p, out.las_thresholds_gpu_seconds);
           case 5:
+            return internal::ReadInt64(v, p, out.starvation_bound_s);
+          case 6:
+            return internal::ReadEnum(v, p, out.queue_order, internal::ParseQueueOrder,
+                                      internal::QueueOrderNames);
+          case 7:
+            return ReadFairShare(v, p, out.fair_share);
+          case 8:
+            return ReadPreemption(v, p, out.preemption);
+          case 9:
             return ReadBudgets(v, p, out.budgets);
           default:
             return internal::PathError(

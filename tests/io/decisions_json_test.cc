@@ -1,5 +1,8 @@
 // The decisions and policy formats: canonical bytes, round trips and errors.
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include "gpupool/io/json.h"
 #include "gtest/gtest.h"
@@ -23,9 +26,17 @@ Decisions EveryKindOfDecision() {
                                          {ReplicaPlacement{"main", 0, "n3", {0}, 1000}}});
   d.resizes.push_back(ResizeDecision{"d", "workers", 4, 2});
   d.reservations.push_back(ReserveDecision{"e", {"n1", "n2"}, 1700003600});
-  d.pending.push_back(PendingDecision{"f", PendingReason::kQueueLimit,
-                                      "queue team is limited to 4000 milli-GPUs", "team", "*",
-                                      2000});
+  PendingDecision pending;
+  pending.job = "f";
+  pending.reason = PendingReason::kQueueLimit;
+  pending.detail = "queue team is limited to 4000 milli-GPUs";
+  pending.queue = "team";
+  pending.gpu_model = "*";
+  pending.shortfall_milli = 2000;
+  pending.would_preempt = {"b", "c"};
+  pending.counterfactual = "would start if b and c were preempted";
+  d.pending.push_back(pending);
+  d.queue_shares.push_back(QueueShare{"team", "*", 6000, 4000, 8000, 2000});
   d.counters.jobs_considered = 6;
   d.counters.jobs_started = 1;
   d.counters.candidates_evaluated = 42;
@@ -33,6 +44,7 @@ Decisions EveryKindOfDecision() {
   d.counters.equivalence_hits = 1;
   d.counters.preemption_plans = 9;
   d.counters.preemptions = 1;
+  d.counters.counterfactual_plans = 3;
   d.counters.budget_exhausted = true;
   return d;
 }
@@ -88,8 +100,13 @@ TEST(DecisionsJsonTest, CanonicalBytes) {
       "detail": "queue team is limited to 4000 milli-GPUs",
       "queue": "team",
       "gpu_model": "*",
-      "shortfall_milli": 2000
+      "shortfall_milli": 2000,
+      "would_preempt": ["b", "c"],
+      "counterfactual": "would start if b and c were preempted"
     }
+  ],
+  "queue_shares": [
+    {"queue": "team", "gpu_model": "*", "entitlement_milli": 6000, "usage_milli": 4000, "demand_milli": 8000, "guaranteed_milli": 2000}
   ],
   "counters": {
     "jobs_considered": 6,
@@ -99,6 +116,7 @@ TEST(DecisionsJsonTest, CanonicalBytes) {
     "equivalence_hits": 1,
     "preemption_plans": 9,
     "preemptions": 1,
+    "counterfactual_plans": 3,
     "budget_exhausted": true
   }
 }
@@ -117,6 +135,7 @@ TEST(DecisionsJsonTest, EmptyDecisions) {
   "resizes": [],
   "reservations": [],
   "pending": [],
+  "queue_shares": [],
   "counters": {
     "jobs_considered": 0,
     "jobs_started": 0,
@@ -125,6 +144,7 @@ TEST(DecisionsJsonTest, EmptyDecisions) {
     "equivalence_hits": 0,
     "preemption_plans": 0,
     "preemptions": 0,
+    "counterfactual_plans": 0,
     "budget_exhausted": false
   }
 }
@@ -137,7 +157,13 @@ TEST(DecisionsJsonTest, RoundTrip) {
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->starts[0].placements[1].gpu_milli, 250);
   EXPECT_EQ(parsed->pending[0].reason, PendingReason::kQueueLimit);
+  EXPECT_EQ(parsed->pending[0].would_preempt, (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(parsed->pending[0].counterfactual, "would start if b and c were preempted");
+  EXPECT_EQ(parsed->counters.counterfactual_plans, 3);
   EXPECT_EQ(parsed->resizes[0].to_replicas, 2);
+  ASSERT_EQ(parsed->queue_shares.size(), 1u);
+  EXPECT_EQ(parsed->queue_shares[0].entitlement_milli, 6000);
+  EXPECT_EQ(parsed->queue_shares[0].guaranteed_milli, 2000);
   EXPECT_TRUE(parsed->counters.budget_exhausted);
   EXPECT_EQ(DecisionsToJson(*parsed), text);
 }
@@ -148,7 +174,10 @@ TEST(DecisionsJsonTest, EveryPendingReasonRoundTrips) {
                                PendingReason::kFragmentation, PendingReason::kTopology,
                                PendingReason::kQueueLimit, PendingReason::kBudgetExhausted}) {
     Decisions d;
-    d.pending.push_back(PendingDecision{"j", reason, "", "", "", 0});
+    PendingDecision pending;
+    pending.job = "j";
+    pending.reason = reason;
+    d.pending.push_back(pending);
     absl::StatusOr<Decisions> parsed = ParseDecisions(DecisionsToJson(d));
     ASSERT_TRUE(parsed.ok()) << parsed.status();
     EXPECT_EQ(parsed->pending[0].reason, reason) << PendingReasonName(reason);
@@ -174,6 +203,8 @@ TEST(DecisionsJsonTest, Errors) {
       {R"({"counters": {"wall_time_ms": 3}})", "counters.wall_time_ms: unknown field"},
       {R"({"resizes": [{"job": "j", "to_replicas": 1.0}]})",
        "resizes[0].to_replicas: expected an integer"},
+      {R"({"queue_shares": [{"queue": "q"}]})",
+       "queue_shares[0]: missing required field \"gpu_model\""},
   };
   for (const Case& c : kCases) {
     SCOPED_TRACE(c.json);
@@ -190,8 +221,12 @@ TEST(PolicyJsonTest, CanonicalBytesOfTheDefaultPolicy) {
   "version": 1,
   "placement": "best-fit",
   "job_order": "priority-fifo",
-  "preemption": {"enabled": false, "checkpoint_grace_s": 0},
-  "budgets": {"max_candidates": 0, "max_preemption_plans": 0}
+  "las_thresholds_gpu_seconds": [3250, 7200],
+  "starvation_bound_s": 0,
+  "queue_order": "none",
+  "fair_share": {"usage_half_life_s": 0},
+  "preemption": {"enabled": false, "checkpoint_grace_s": 0, "reclaim_across_queues": false},
+  "budgets": {"max_candidates": 0, "max_preemption_plans": 0, "max_counterfactual_plans": 2000}
 }
 )");
 }
@@ -203,6 +238,9 @@ TEST(PolicyJsonTest, OmittedKeysKeepTheDefaults) {
   EXPECT_EQ(policy->version, 1);
   EXPECT_EQ(policy->placement, PlacementStrategy::kSpread);
   EXPECT_EQ(policy->job_order, JobOrder::kPriorityFifo);
+  EXPECT_EQ(policy->las_thresholds_gpu_seconds, Policy().las_thresholds_gpu_seconds);
+  EXPECT_EQ(policy->queue_order, QueueOrder::kNone);
+  EXPECT_EQ(policy->budgets.max_counterfactual_plans, Policy().budgets.max_counterfactual_plans);
   EXPECT_EQ(policy->budgets.max_candidates, 0);
   EXPECT_EQ(policy->budgets.max_preemption_plans, 0);
   EXPECT_FALSE(policy->preemption.enabled);
@@ -215,19 +253,33 @@ TEST(PolicyJsonTest, RoundTrip) {
   p.name = "experiment";
   p.version = 12;
   p.placement = PlacementStrategy::kFirstFit;
+  p.job_order = JobOrder::kLeastAttainedService;
+  p.las_thresholds_gpu_seconds = {100, 1000, 10000};
+  p.starvation_bound_s = 3600;
+  p.queue_order = QueueOrder::kFairShare;
+  p.budgets.max_counterfactual_plans = 7;
   p.budgets.max_candidates = 100000;
   p.budgets.max_preemption_plans = 500;
   p.preemption.enabled = true;
   p.preemption.checkpoint_grace_s = 120;
+  p.preemption.reclaim_across_queues = true;
+  p.fair_share.usage_half_life_s = 86400;
   absl::StatusOr<Policy> parsed = ParsePolicy(PolicyToJson(p));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->name, "experiment");
   EXPECT_EQ(parsed->version, 12);
   EXPECT_EQ(parsed->placement, PlacementStrategy::kFirstFit);
+  EXPECT_EQ(parsed->job_order, JobOrder::kLeastAttainedService);
+  EXPECT_EQ(parsed->las_thresholds_gpu_seconds, (std::vector<int64_t>{100, 1000, 10000}));
+  EXPECT_EQ(parsed->starvation_bound_s, 3600);
+  EXPECT_EQ(parsed->queue_order, QueueOrder::kFairShare);
+  EXPECT_EQ(parsed->budgets.max_counterfactual_plans, 7);
   EXPECT_EQ(parsed->budgets.max_candidates, 100000);
   EXPECT_EQ(parsed->budgets.max_preemption_plans, 500);
   EXPECT_TRUE(parsed->preemption.enabled);
   EXPECT_EQ(parsed->preemption.checkpoint_grace_s, 120);
+  EXPECT_TRUE(parsed->preemption.reclaim_across_queues);
+  EXPECT_EQ(parsed->fair_share.usage_half_life_s, 86400);
   EXPECT_EQ(PolicyToJson(*parsed), PolicyToJson(p));
 }
 
@@ -242,11 +294,17 @@ TEST(PolicyJsonTest, Errors) {
        "\"placement\")"},
       {R"({"placement": "worst-fit"})",
        "placement: unknown value \"worst-fit\" (expected best-fit, first-fit, spread)"},
-      {R"({"job_order": "fifo"})", "job_order: unknown value \"fifo\" (expected priority-fifo)"},
+      {R"({"job_order": "fifo"})",
+       "job_order: unknown value \"fifo\" (expected priority-fifo, las, shortest-remaining)"},
+      {R"({"queue_order": "drf"})",
+       "queue_order: unknown value \"drf\" (expected none, fair-share)"},
+      {R"({"las_thresholds_gpu_seconds": [3250, "7200"]})",
+       "las_thresholds_gpu_seconds[1]: expected an integer"},
       {R"({"budgets": {"max_candidates": "10"}})", "budgets.max_candidates: expected an integer"},
       {R"({"budgets": {"max_plans": 10}})", "budgets.max_plans: unknown field"},
       {R"({"preemption": {"enabled": "yes"}})", "preemption.enabled: expected true or false"},
       {R"({"preemption": true})", "preemption: expected an object"},
+      {R"({"fair_share": {"half_life": 5}})", "fair_share.half_life: unknown field"},
       {R"({"version": 4294967296})", "version: integer out of range (must fit in 32 bits)"},
       {R"({"name": "a", "name": "b"})", "name: duplicate field"},
       {R"("default")", "(root): expected an object"},
@@ -268,6 +326,10 @@ TEST(PolicyJsonTest, ExamplePoliciesParse) {
     ASSERT_TRUE(policy.ok()) << policy.status();
     EXPECT_STREQ(PlacementStrategyName(policy->placement), name);
   }
+  // best-fit.json spells out the default policy in canonical form.
+  std::ifstream in(std::string(GPUPOOL_SOURCE_DIR) + "/examples/policies/best-fit.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, PolicyToJson(Policy{}));
 }
 
 }  // namespace

@@ -1,0 +1,63 @@
+// A guard: the JSON format must cover every field of the public structs. When a struct of
+// snapshot.h, decisions.h or policy.h gains (or loses) a field, its size changes and this test
+// fails, naming the struct. Then add the field to the reader and writer in src/io/ (and to
+// docs/*-format.md), and update the size here. Sizes are those of x86-64 with libstdc++; other
+// platforms skip the test.
+#include <cstddef>
+
+#include "gpupool/gpupool.h"
+#include "gtest/gtest.h"
+
+namespace gpupool::io {
+namespace {
+
+struct Expected {
+  const char* name;
+  size_t actual;
+  size_t expected;
+};
+
+TEST(FormatCoverageTest, EveryStructHasTheFieldsTheFormatKnows) {
+#if defined(__x86_64__) && defined(__GLIBCXX__)
+  const Expected kStructs[] = {
+      {"Snapshot", sizeof(Snapshot), 128},
+      {"Topology", sizeof(Topology), 24},
+      {"TopologyLabel", sizeof(TopologyLabel), 64},
+      {"GpuModel", sizeof(GpuModel), 64},
+      {"WorkloadSpeed", sizeof(WorkloadSpeed), 40},
+      {"Node", sizeof(Node), 184},
+      {"Gpu", sizeof(Gpu), 12},
+      {"Queue", sizeof(Queue), 128},
+      {"Quota", sizeof(Quota), 64},
+      {"Job", sizeof(Job), 232},
+      {"TaskGroup", sizeof(TaskGroup), 160},
+      {"ResourceRequest", sizeof(ResourceRequest), 32},
+      {"TopologyConstraint", sizeof(TopologyConstraint), 56},
+      {"Checkpointing", sizeof(Checkpointing), 40},
+      {"ReplicaPlacement", sizeof(ReplicaPlacement), 104},
+      {"Decisions", sizeof(Decisions), 344},
+      {"StartDecision", sizeof(StartDecision), 56},
+      {"PreemptDecision", sizeof(PreemptDecision), 104},
+      {"MigrateDecision", sizeof(MigrateDecision), 80},
+      {"ResizeDecision", sizeof(ResizeDecision), 72},
+      {"ReserveDecision", sizeof(ReserveDecision), 64},
+      {"PendingDecision", sizeof(PendingDecision), 200},
+      {"QueueShare", sizeof(QueueShare), 96},
+      {"Counters", sizeof(Counters), 72},
+      {"Policy", sizeof(Policy), 160},
+      {"Budgets", sizeof(Budgets), 24},
+      {"PreemptionOptions", sizeof(PreemptionOptions), 24},
+      {"FairShareOptions", sizeof(FairShareOptions), 8},
+  };
+  for (const Expected& s : kStructs) {
+    EXPECT_EQ(s.actual, s.expected)
+        << "gpupool::" << s.name << " changed size: a field was added or removed. Update the "
+        << "JSON reader and writer in src/io/, the docs, and this table.";
+  }
+#else
+  GTEST_SKIP() << "struct sizes are recorded for x86-64 with libstdc++ only";
+#endif
+}
+
+}  // namespace
+}  // namespace gpupool::io
