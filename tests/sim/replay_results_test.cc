@@ -1,0 +1,57 @@
+// The measurements of docs/replay.md, disabled by default (minutes of CPU). Run with
+//   GPUPOOL_REPLAY_POLICIES=fifo,las GPUPOOL_REPLAY_WINDOW=2017-10-01:14 \
+//   build/replay/tests/sim_replay_results_test --gtest_also_run_disabled_tests
+// GPUPOOL_REPLAY_WINDOW "all" replays the whole trace. Prints each policy's JSON and the wall
+// time of its replay (the only clock read, here in the test, never in the library).
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gpupool/sim/replay.h"
+#include "gtest/gtest.h"
+
+namespace gpupool::sim {
+namespace {
+
+std::string Env(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : fallback;
+}
+
+TEST(PhillyResults, DISABLED_Measure) {
+  std::string path = Env("GPUPOOL_DATA_DIR", "");
+  path = path.empty() ? std::string(GPUPOOL_SOURCE_DIR) + "/../shared/data/philly/philly.csv"
+                      : path + "/philly/philly.csv";
+  if (!std::ifstream(path).good()) GTEST_SKIP() << path << " not found; skipped";
+  auto all = ReadPhillyCsv(path);
+  ASSERT_TRUE(all.ok()) << all.status();
+  const std::string window = Env("GPUPOOL_REPLAY_WINDOW", "2017-10-01:14");
+  std::vector<TraceJob> jobs = *all;
+  if (window != "all") {
+    const size_t colon = window.find(':');
+    auto start = ParseUtcTime(window.substr(0, colon));
+    ASSERT_TRUE(start.ok()) << start.status();
+    jobs = SelectWindow(*all, *start, std::stoll(window.substr(colon + 1)));
+  }
+  std::stringstream policies(Env("GPUPOOL_REPLAY_POLICIES", "fifo,las,las-free,default"));
+  std::string name;
+  while (std::getline(policies, name, ',')) {
+    auto options = MakeReplayOptions(name);
+    ASSERT_TRUE(options.ok()) << options.status();
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = RunReplay(*options, jobs);
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_TRUE(r.ok()) << r.status();
+    std::cout << "window " << window << " policy " << name << " jobs " << jobs.size() << " wall_s "
+              << secs << "\n"
+              << ReplayMetricsToJson(r->metrics) << std::flush;
+  }
+}
+
+}  // namespace
+}  // namespace gpupool::sim
