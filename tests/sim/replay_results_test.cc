@@ -40,8 +40,21 @@ TEST(PhillyResults, DISABLED_Measure) {
   std::stringstream policies(Env("GPUPOOL_REPLAY_POLICIES", "fifo,las,las-free,default"));
   std::string name;
   while (std::getline(policies, name, ',')) {
-    auto options = MakeReplayOptions(name);
+    // "default/no-reclaim" and the like: a named policy with one knob changed, to measure
+    // why the defaults are what they are.
+    const size_t slash = name.find('/');
+    const std::string variant = slash == std::string::npos ? "" : name.substr(slash + 1);
+    auto options = MakeReplayOptions(name.substr(0, slash));
     ASSERT_TRUE(options.ok()) << options.status();
+    if (variant == "no-reclaim") options->policy.preemption.reclaim_across_queues = false;
+    if (variant == "no-starvation-bound") options->policy.starvation_bound_s = 0;
+    if (variant == "starvation-1d") options->policy.starvation_bound_s = 86400;
+    if (variant == "no-turns") options->policy.queue_order = QueueOrder::kNone;
+    if (variant == "fifo-order") {
+      options->policy.job_order = JobOrder::kPriorityFifo;
+      options->queue_mode = QueueMode::kPerCluster;
+    }
+    options->policy.name = name;
     const auto t0 = std::chrono::steady_clock::now();
     auto r = RunReplay(*options, jobs);
     const double secs =
