@@ -70,8 +70,8 @@ TEST_P(Equivalence, IncrementalMatchesSchedulePodByPod) {
 INSTANTIATE_TEST_SUITE_P(Scorers, Equivalence,
                          ::testing::Values("random", "dotprod", "gpu-packing", "best-fit", "fgd",
                                            "default"),
-                         [](const auto& info) {
-                           std::string n = info.param;
+                         [](const auto& param_info) {
+                           std::string n = param_info.param;
                            for (char& ch : n) ch = ch == '-' ? '_' : ch;
                            return n;
                          });
