@@ -167,9 +167,12 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
   if (candidates.empty() || !BudgetLeft()) return std::nullopt;
   std::vector<int64_t> cost(index_.job_count(), 0);
   for (int32_t v : candidates) cost[v] = VictimCost(v);
-  // Cheapest first; ties by id (dense index order).
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [&cost](int32_t a, int32_t b) { return cost[a] < cost[b]; });
+  auto priority = [this](int32_t v) { return index_.job(v).job->priority; };
+  // Lowest priority first, then cheapest; ties by id (dense index order).
+  std::stable_sort(candidates.begin(), candidates.end(), [&](int32_t a, int32_t b) {
+    if (priority(a) != priority(b)) return priority(a) < priority(b);
+    return cost[a] < cost[b];
+  });
 
   // Evicting every candidate is the most that can be freed: if that is not enough, stop. (A
   // set the rules forbid may still free enough; its allowed subsets are searched below.)
@@ -179,6 +182,7 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
   if (static_cast<int>(candidates.size()) <= kExactCandidates) {
     // Every subset, in order of (total cost, number of victims, victims in id order).
     struct Subset {
+      int32_t top_priority;  // the highest priority among the victims
       int64_t cost;
       int32_t count;
       std::vector<int32_t> victims;  // sorted by index
@@ -186,9 +190,10 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
     std::vector<Subset> subsets;
     const uint32_t n = static_cast<uint32_t>(candidates.size());
     for (uint32_t mask = 1; mask < (1u << n); ++mask) {
-      Subset s{0, 0, {}};
+      Subset s{std::numeric_limits<int32_t>::min(), 0, 0, {}};
       for (uint32_t i = 0; i < n; ++i) {
         if (mask & (1u << i)) {
+          s.top_priority = std::max(s.top_priority, priority(candidates[i]));
           s.cost = SaturatingSum(s.cost, cost[candidates[i]]);
           ++s.count;
           s.victims.push_back(candidates[i]);
@@ -198,6 +203,7 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
       subsets.push_back(std::move(s));
     }
     std::sort(subsets.begin(), subsets.end(), [](const Subset& a, const Subset& b) {
+      if (a.top_priority != b.top_priority) return a.top_priority < b.top_priority;
       if (a.cost != b.cost) return a.cost < b.cost;
       if (a.count != b.count) return a.count < b.count;
       return a.victims < b.victims;

@@ -17,14 +17,16 @@
 // The price of a victim is the work it loses: its milli-GPUs x (seconds since its last
 // checkpoint, or since it started if later, or only its checkpoint cost when it can checkpoint
 // within the policy's grace period) plus its milli-GPUs x its restore time. Among the victim
-// sets that let the job start in the shape it needs, the planner takes the cheapest, then the
-// one with the fewest victims, then the one whose victims come first in id order. Every plan is
+// sets that let the job start in the shape it needs, the planner takes the one whose
+// highest-priority victim has the lowest priority (so that no evicted job outranks a job that
+// then runs in its place, which the next cycle would undo), then the cheapest, then the one
+// with the fewest victims, then the one whose victims come first in id order. Every plan is
 // simulated on a checkpoint of the working state: evict, try to place, roll back; a plan is
 // committed only if the job then places, so nothing is evicted for nothing.
 //
 // Search: with up to kExactCandidates candidate victims every subset is considered, in price
-// order, so the choice is a cheapest feasible one; with more, victims are added cheapest first
-// until the job fits, then any victim the job can do without is dropped, most expensive first.
+// order, so the choice is the best feasible one; with more, victims are added lowest priority
+// and cheapest first until the job fits, then any victim the job can do without is dropped.
 // Each simulated plan counts against the policy's max_preemption_plans budget.
 #ifndef GPUPOOL_PREEMPT_H_
 #define GPUPOOL_PREEMPT_H_

@@ -374,6 +374,8 @@ int64_t OracleCost(const Job& job, int64_t now) {
   return milli * (now - since + job.checkpointing.restore_time_s);
 }
 
+// The planner's choice must be a best feasible set: the lowest top victim priority, then the
+// cheapest.
 TEST(PreemptOracleTest, PlannerChoosesACheapestFeasibleVictimSet) {
   int checked_with_preemption = 0;
   for (uint64_t seed = 1; seed <= 300; ++seed) {
@@ -417,22 +419,29 @@ TEST(PreemptOracleTest, PlannerChoosesACheapestFeasibleVictimSet) {
     for (const Job& job : running) {
       if (job.preemptible && job.priority < urgent.priority) eligible.push_back(&job);
     }
-    int64_t best = -1;
+    // The best feasible set: lowest top victim priority, then cheapest.
+    std::pair<int32_t, int64_t> best = {-1, -1};
     for (uint32_t mask = 1; mask < (1u << eligible.size()); ++mask) {
       Snapshot without = snapshot;
-      int64_t cost = 0;
+      std::pair<int32_t, int64_t> key = {-1, 0};
       for (size_t i = 0; i < eligible.size(); ++i) {
         if (!(mask & (1u << i))) continue;
-        cost += OracleCost(*eligible[i], snapshot.now);
+        key.first = std::max(key.first, eligible[i]->priority);
+        key.second += OracleCost(*eligible[i], snapshot.now);
         std::erase_if(without.jobs, [&](const Job& j) { return j.id == eligible[i]->id; });
       }
       absl::StatusOr<Decisions> trial = Schedule(without, Policy{});
       ASSERT_TRUE(trial.ok()) << trial.status();
-      if (FindStart(*trial, "urgent") != nullptr && (best < 0 || cost < best)) best = cost;
+      if (FindStart(*trial, "urgent") != nullptr && (best.first < 0 || key < best)) best = key;
     }
-    int64_t chosen = 0;
-    for (const PreemptDecision& p : d->preemptions) chosen += p.lost_milli_gpu_seconds;
-    if (best < 0) {
+    std::pair<int32_t, int64_t> chosen = {-1, 0};
+    for (const PreemptDecision& p : d->preemptions) {
+      for (const Job& job : running) {
+        if (job.id == p.job) chosen.first = std::max(chosen.first, job.priority);
+      }
+      chosen.second += p.lost_milli_gpu_seconds;
+    }
+    if (best.first < 0) {
       EXPECT_TRUE(d->preemptions.empty());
       EXPECT_EQ(FindStart(*d, "urgent"), nullptr);
     } else {

@@ -979,13 +979,12 @@ TEST(ScheduleTest, PendingBudgetExhausted) {
 // Queue q, one node of 2 GPUs, now = 1000. Running: v8 (priority 8, GPU 0, started at 990: cheap
 // to evict) and l1 (priority 1, GPU 1, started at 0: dear). Pending: h9 (priority 9) and m6
 // (priority 6), 1 GPU each.
-// The engine today: h9 evicts v8 (the cheapest victim), then m6 evicts l1. v8 (priority 8) is
-// out while m6 (priority 6) runs, so the next cycle v8 preempts m6: an inversion, and a cascade.
+// Evicting the cheapest victim (v8) would let m6 evict l1 next; v8 (priority 8) would then be
+// out while m6 (priority 6) runs, and the next cycle v8 would preempt m6: an inversion.
 // Expected: no job starts while a job of the same queue with a higher priority is evicted, and
-// the next cycle (victims evicted, starts applied) preempts and starts nothing. Disabled until
-// the engine re-queues victims within the cycle (or otherwise avoids the inversion); see the
-// report.
-TEST(ScheduleTest, DISABLED_PreemptionNeverEvictsAboveAJobItStarts) {
+// the next cycle (victims evicted, starts applied) preempts and starts nothing. The planner
+// prefers the set whose highest-priority victim is lowest: h9 evicts l1, and m6 waits.
+TEST(ScheduleTest, PreemptionNeverEvictsAboveAJobItStarts) {
   Job v8 = MakeRunningJob("v8", "q", GpuRequest(1000), {Placement("n1", {0})}, 990);
   v8.priority = 8;
   Job l1 = MakeRunningJob("l1", "q", GpuRequest(1000), {Placement("n1", {1})}, 0);
