@@ -158,6 +158,13 @@ std::string Chart(const std::vector<PolicyResult>& results, int m, std::string_v
       "viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">\n",
       w, h, w, h, Html(title));
   s += fmt::format("<text x=\"{}\" y=\"18\" class=\"t\">{}</text>\n", left, Html(title));
+  // Curves are clipped to the plot area: a value below a zoomed axis leaves the chart rather
+  // than being drawn as a false flat line along its edge.
+  const std::string clip = fmt::format("plot-{}-{:.0f}-{:.0f}", m, x_min, y_min * 1000);
+  s += fmt::format(
+      "<defs><clipPath id=\"{}\"><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>"
+      "</clipPath></defs>\n",
+      clip, left, top, pw, ph);
   for (int i = 0; i <= 5; ++i) {
     const double y = y_min + (y_max - y_min) * i / 5;
     s += fmt::format(
@@ -180,13 +187,14 @@ std::string Chart(const std::vector<PolicyResult>& results, int m, std::string_v
     std::string points;
     for (const auto& p : MeanCurve(results[k])) {
       if (p[0] < x_min) continue;
-      const double v = std::clamp(p[m], y_min, y_max);
-      points += fmt::format("{:.1f},{:.1f} ", X(p[0]), Y(v));
+      points += fmt::format("{:.1f},{:.1f} ", X(p[0]), Y(p[m]));
     }
     const char* color = kColors[k % kColors.size()];
     const bool ours = results[k].policy == "default";
-    s += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" points=\"{}\"/>\n",
-                     color, ours ? 3 : 1.5, points);
+    s += fmt::format(
+        "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" clip-path=\"url(#{})\" "
+        "points=\"{}\"/>\n",
+        color, ours ? 3 : 1.5, clip, points);
     s += fmt::format(
         "<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"3\"/>"
         "<text x=\"{}\" y=\"{}\" class=\"l\">{}</text>\n",
