@@ -5,17 +5,9 @@
 #include <string>
 
 #include "fair_share.h"
+#include "internal/saturating.h"
 
 namespace gpupool::internal {
-namespace {
-
-int64_t SaturatingAdd(int64_t a, int64_t b) {
-  int64_t sum = 0;
-  if (__builtin_add_overflow(a, b, &sum)) return std::numeric_limits<int64_t>::max();
-  return sum;
-}
-
-}  // namespace
 
 Entitlements::Entitlements(const SnapshotIndex& index, const WorkingState& state,
                            const Policy& policy)

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "internal/saturating.h"
+
 namespace gpupool::internal {
 
 void SortInJobOrder(const SnapshotIndex& index, const Policy& policy, std::vector<int32_t>& jobs) {
@@ -31,17 +33,10 @@ void SortInJobOrder(const SnapshotIndex& index, const Policy& policy, std::vecto
       case JobOrder::kLeastAttainedService: {
         // Attained service: milli-GPUs of the gang (at its minimum size) x seconds run,
         // compared with the thresholds in milli-GPU-seconds (saturating: no overflow).
-        int64_t attained = 0;
-        if (__builtin_mul_overflow(info.gang_milli, job.attained_service_s, &attained)) {
-          attained = kUnknown;
-        }
+        const int64_t attained = SaturatingMultiply(info.gang_milli, job.attained_service_s);
         int64_t level = 0;
         for (int64_t threshold : policy.las_thresholds_gpu_seconds) {
-          int64_t milli_threshold = 0;
-          if (__builtin_mul_overflow(threshold, kMilliPerGpu, &milli_threshold)) {
-            milli_threshold = kUnknown;
-          }
-          if (attained >= milli_threshold) ++level;
+          if (attained >= SaturatingMultiply(threshold, kMilliPerGpu)) ++level;
         }
         key.primary = level;
         break;

@@ -4,22 +4,9 @@
 #include <limits>
 
 #include "fmt/format.h"
+#include "internal/saturating.h"
 
 namespace gpupool::internal {
-namespace {
-
-// Both factors are non-negative.
-int64_t SaturatingProduct(int64_t a, int64_t b) {
-  int64_t p = 0;
-  if (__builtin_mul_overflow(a, b, &p)) return std::numeric_limits<int64_t>::max();
-  return p;
-}
-
-int64_t SaturatingSum(int64_t a, int64_t b) {
-  return b > std::numeric_limits<int64_t>::max() - a ? std::numeric_limits<int64_t>::max() : a + b;
-}
-
-}  // namespace
 
 PreemptionPlanner::PreemptionPlanner(const SnapshotIndex& index, WorkingState& state,
                                      Placer& placer, const Entitlements& entitlements,
@@ -115,8 +102,8 @@ int64_t PreemptionPlanner::VictimCost(int32_t v) const {
       job.checkpointing.checkpoint_cost_s <= grace) {
     lost_s = std::min(lost_s, job.checkpointing.checkpoint_cost_s);
   }
-  const int64_t seconds = SaturatingSum(lost_s, job.checkpointing.restore_time_s);
-  return SaturatingProduct(state_.running_milli(v), seconds);
+  const int64_t seconds = SaturatingAdd(lost_s, job.checkpointing.restore_time_s);
+  return SaturatingMultiply(state_.running_milli(v), seconds);
 }
 
 bool PreemptionPlanner::BudgetLeft() const {
@@ -194,7 +181,7 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
       for (uint32_t i = 0; i < n; ++i) {
         if (mask & (1u << i)) {
           s.top_priority = std::max(s.top_priority, priority(candidates[i]));
-          s.cost = SaturatingSum(s.cost, cost[candidates[i]]);
+          s.cost = SaturatingAdd(s.cost, cost[candidates[i]]);
           ++s.count;
           s.victims.push_back(candidates[i]);
         }
