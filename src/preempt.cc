@@ -18,6 +18,7 @@ PreemptionPlanner::PreemptionPlanner(const SnapshotIndex& index, WorkingState& s
       policy_(policy),
       counters_(counters),
       evicted_(index.job_count(), 0),
+      cost_cache_(index.job_count(), -1),
       running_by_queue_(index.queue_count()) {
   for (int32_t j = 0; j < index.job_count(); ++j) {
     const JobInfo& info = index.job(j);
@@ -92,6 +93,7 @@ bool PreemptionPlanner::PlanAllowed(int32_t j, const std::vector<int32_t>& victi
 }
 
 int64_t PreemptionPlanner::VictimCost(int32_t v) const {
+  if (cost_cache_[v] >= 0) return cost_cache_[v];
   const Job& job = *index_.job(v).job;
   const int64_t now = index_.snapshot().now;
   const int64_t start = job.start_time.value_or(now);
@@ -103,7 +105,8 @@ int64_t PreemptionPlanner::VictimCost(int32_t v) const {
     lost_s = std::min(lost_s, job.checkpointing.checkpoint_cost_s);
   }
   const int64_t seconds = SaturatingAdd(lost_s, job.checkpointing.restore_time_s);
-  return SaturatingMultiply(state_.running_milli(v), seconds);
+  cost_cache_[v] = SaturatingMultiply(state_.running_milli(v), seconds);
+  return cost_cache_[v];
 }
 
 bool PreemptionPlanner::BudgetLeft() const {
@@ -330,22 +333,19 @@ void PreemptionPlanner::ExplainCounterfactual(int32_t j, PendingDecision& pendin
     }
   }
   if (candidates.empty()) return;
-  std::vector<int64_t> cost(candidates.size());
-  std::vector<size_t> order(candidates.size());
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    cost[i] = VictimCost(candidates[i]);
-    order[i] = i;
-  }
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (cost[a] != cost[b]) return cost[a] < cost[b];
-    return candidates[a] < candidates[b];
-  });
-  // At most this many of the cheapest are considered, so the search stays small.
+  // At most this many of the cheapest are considered, so the search stays small: selected in
+  // linear time, then sorted (price, then id: a total order).
   constexpr size_t kMostVictims = 64;
-  std::vector<int32_t> sorted;
-  for (size_t i = 0; i < order.size() && i < kMostVictims; ++i) {
-    sorted.push_back(candidates[order[i]]);
+  auto cheaper = [this](int32_t a, int32_t b) {
+    const int64_t ca = VictimCost(a), cb = VictimCost(b);
+    return ca != cb ? ca < cb : a < b;
+  };
+  std::vector<int32_t> sorted = std::move(candidates);
+  if (sorted.size() > kMostVictims) {
+    std::nth_element(sorted.begin(), sorted.begin() + kMostVictims, sorted.end(), cheaper);
+    sorted.resize(kMostVictims);
   }
+  std::sort(sorted.begin(), sorted.end(), cheaper);
   // The shortest prefix that lets the job start, by binary search (fitting is monotone in
   // practice: evicting more never takes room away).
   auto fits = [&](size_t k) {

@@ -98,6 +98,9 @@ class PreemptionPlanner {
   const Policy& policy_;
   Counters& counters_;
   std::vector<uint8_t> evicted_;
+  // VictimCost() per job, computed on first use (-1: not yet): a price does not change within a
+  // cycle.
+  mutable std::vector<int64_t> cost_cache_;
   // Running jobs of each queue, in id order.
   std::vector<std::vector<int32_t>> running_by_queue_;
 };
