@@ -1,4 +1,4 @@
-// Seeded property test of the invariants of EVALUATION.md E4, over 1,200 random snapshots from
+// Seeded property test of the invariants of EVALUATION.md E4, over 1,000 random snapshots from
 // GenerateRandomSnapshot(seed), each scheduled with one of the built-in strategies:
 //   - Schedule() succeeds, and twice gives the same decisions;
 //   - every pending job of the input gets exactly one outcome, and no other job gets any;
@@ -40,7 +40,7 @@ using ::gpupool::testing::GenerateRandomSnapshot;
 using ::gpupool::testing::MutateSnapshot;
 using ::gpupool::testing::ShuffleSnapshot;
 
-constexpr uint64_t kSeeds = 1200;
+constexpr uint64_t kSeeds = 1000;
 constexpr int kReportedSeeds = 5;
 
 Policy PolicyForSeed(uint64_t seed) {
@@ -549,7 +549,7 @@ TEST(PropertyTest, InvariantsHoldOnRandomSnapshots) {
 TEST(PropertyTest, InvariantsHoldOnMutatedValidSnapshots) {
   int failing_seeds = 0;
   int valid = 0;
-  for (uint64_t seed = 0; seed < 1500; ++seed) {
+  for (uint64_t seed = 0; seed < 1000; ++seed) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed);
     Snapshot snapshot = GenerateRandomSnapshot(seed);
     MutateSnapshot(snapshot, seed, 1 + static_cast<int>(seed % 3));
@@ -564,7 +564,7 @@ TEST(PropertyTest, InvariantsHoldOnMutatedValidSnapshots) {
     }
   }
   EXPECT_EQ(failing_seeds, 0) << "seeds with violations (mutated snapshots)";
-  EXPECT_GT(valid, 300) << "too few mutated snapshots stayed valid to test anything";
+  EXPECT_GT(valid, 150) << "too few mutated snapshots stayed valid to test anything";
 }
 
 // Each invariant is checked separately on the seeds where it is most likely to break, so that a
@@ -593,17 +593,16 @@ TEST(PropertyTest, ShuffleInvarianceOnRandomSnapshots) {
 }
 
 // DESIGN.md: applying the decisions (evictions and starts) and scheduling again yields no further
-// Start or Preempt. With preemption on (every odd seed) this fails today, two ways:
-//   - a victim is evicted although it could run elsewhere, and restarts there next cycle
-//     (seed 59: j11 holds n02's only A100-80GB GPU, which j04 needs; j11 accepts any model and
-//     n07 has a free A100-40GB GPU; next cycle j11 starts on n07);
+// Start or Preempt. With preemption on (every odd seed) this fails today on a few seeds, two ways:
 //   - victims are not re-queued within the cycle, so a lower-priority job starts while a
 //     higher-priority one of the same queue is evicted, and next cycle the victim preempts it
 //     (seed 241, queue q0: j07 (priority 8) is evicted for j19 (9), then j11 (6) starts by
-//     evicting j02 (1); next cycle j07 preempts j11);
-//   - a job that failed before a preemption in the same cycle is not retried, though the whole-gang
-//     victims freed more than the beneficiary took (seed 557: j07 (q0, priority 10) fails, then
-//     j06 evicts j10's gang; next cycle j07 starts on n02, where j10 was).
+//     evicting j02 (1); next cycle j07 preempts j11). ScheduleTest.
+//     DISABLED_PreemptionNeverEvictsAboveAJobItStarts is the same on four jobs;
+//   - a job that failed before an eviction in the same cycle is not tried again, though the
+//     evicted gang freed more than its beneficiary took (seed 795: j05 (q2, priority 9) needs
+//     j09 (q2) evicted and room where j04 (q0) runs; it fails, then j02 (q0) evicts j04; next
+//     cycle j05 preempts j09 and starts).
 // Disabled until the engine settles these; listed in the report.
 TEST(PropertyTest, DISABLED_PreemptionReachesAFixedPoint) {
   int failing = 0;
