@@ -118,6 +118,24 @@ TEST(Replay, FifoNeverPreempts) {
   EXPECT_EQ(r->jobs[1].completion, 10100);
 }
 
+TEST(Replay, ShareReceivedVersusEntitlementByHand) {
+  // One node; "a" and "b" each submit 8 GPUs x 100 s at 0, so each is guaranteed 4 GPUs. FIFO
+  // runs a's job over [0, 100) and b's over [100, 200). Entitlements: 4 GPUs each while both
+  // want 8, then all 8 to b. a: received 800 / entitled 400 = 2; b: 800 / (400 + 800) = 2/3.
+  std::vector<TraceJob> jobs = {J(0, 8, 100, "a"), J(0, 8, 100, "b")};
+  auto r = RunReplay(Named("fifo", kOneNode), jobs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const ReplayMetrics& m = r->metrics;
+  ASSERT_EQ(m.queues.size(), 2u);
+  EXPECT_EQ(m.queues[0].guaranteed_milli, 4000);
+  EXPECT_DOUBLE_EQ(m.queues[0].received_gpu_seconds, 800);
+  EXPECT_DOUBLE_EQ(m.queues[0].entitled_gpu_seconds, 400);
+  EXPECT_DOUBLE_EQ(m.queues[1].entitled_gpu_seconds, 1200);
+  EXPECT_DOUBLE_EQ(m.queues[1].share_ratio, 800.0 / 1200.0);
+  // Jain of {2, 2/3}: (8/3)^2 / (2 x (4 + 4/9)) = 0.8.
+  EXPECT_NEAR(m.jain_fairness, 0.8, 1e-12);
+}
+
 TEST(Replay, UnknownPolicyIsInvalidArgument) {
   EXPECT_EQ(MakeReplayOptions("srtf").status().code(), absl::StatusCode::kInvalidArgument);
 }
