@@ -286,10 +286,15 @@ PendingDecision Placer::Diagnose(int32_t j) {
   const TaskGroup& largest = job.groups[GroupOrder(j).front()];
   const bool island = largest.topology.replica_scope == ReplicaScope::kIsland &&
                       largest.topology.replica_strictness == Strictness::kRequired;
+  // Where the replica's GPU request must fit whole: one GPU for a share, else one island or node.
+  const char* unit = largest.request.gpu_milli > 0 && largest.request.gpu_milli < kMilliPerGpu
+                         ? "GPU"
+                     : island ? "NVLink island"
+                              : "node";
   out.detail = fmt::format(
       "{} are free on eligible nodes, but not in the shape the job needs: each replica needs "
       "{} on one {}{}",
-      Gpus(best_free_gpu), Gpus(largest.request.gpu_milli), island ? "NVLink island" : "node",
+      Gpus(best_free_gpu), Gpus(largest.request.gpu_milli), unit,
       largest.request.cpu_milli > 0 ? fmt::format(" with {} milli-CPU", largest.request.cpu_milli)
                                     : std::string());
   return out;
