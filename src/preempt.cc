@@ -321,31 +321,32 @@ void PreemptionPlanner::ExplainCounterfactual(int32_t j, PendingDecision& pendin
   const int64_t budget = policy_.budgets.max_counterfactual_plans;
   if (budget <= 0 || counters_.counterfactual_plans >= budget) return;
   const JobInfo& info = index_.job(j);
-  const int64_t now = index_.snapshot().now;
-  std::vector<int32_t> candidates;
-  for (int32_t q = 0; q < index_.queue_count(); ++q) {
-    for (int32_t v : running_by_queue_[q]) {
-      const Job& victim = *index_.job(v).job;
-      if (evicted_[v] || !victim.preemptible) continue;
-      if (now - victim.start_time.value_or(now) < victim.min_runtime_s) continue;
-      if (state_.running_milli(v) == 0 && info.needs_gpu) continue;
-      candidates.push_back(v);
+  if (!counterfactual_pool_built_) {
+    counterfactual_pool_built_ = true;
+    const int64_t now = index_.snapshot().now;
+    for (int32_t q = 0; q < index_.queue_count(); ++q) {
+      for (int32_t v : running_by_queue_[q]) {
+        const Job& victim = *index_.job(v).job;
+        if (!victim.preemptible) continue;
+        if (now - victim.start_time.value_or(now) < victim.min_runtime_s) continue;
+        counterfactual_pool_.push_back(v);
+      }
     }
+    std::sort(counterfactual_pool_.begin(), counterfactual_pool_.end(),
+              [this](int32_t a, int32_t b) {
+                const int64_t ca = VictimCost(a), cb = VictimCost(b);
+                return ca != cb ? ca < cb : a < b;
+              });
   }
-  if (candidates.empty()) return;
-  // At most this many of the cheapest are considered, so the search stays small: selected in
-  // linear time, then sorted (price, then id: a total order).
+  // The cheapest usable ones, at most this many, so the search stays small.
   constexpr size_t kMostVictims = 64;
-  auto cheaper = [this](int32_t a, int32_t b) {
-    const int64_t ca = VictimCost(a), cb = VictimCost(b);
-    return ca != cb ? ca < cb : a < b;
-  };
-  std::vector<int32_t> sorted = std::move(candidates);
-  if (sorted.size() > kMostVictims) {
-    std::nth_element(sorted.begin(), sorted.begin() + kMostVictims, sorted.end(), cheaper);
-    sorted.resize(kMostVictims);
+  std::vector<int32_t> sorted;
+  for (int32_t v : counterfactual_pool_) {
+    if (sorted.size() == kMostVictims) break;
+    if (evicted_[v] || (state_.running_milli(v) == 0 && info.needs_gpu)) continue;
+    sorted.push_back(v);
   }
-  std::sort(sorted.begin(), sorted.end(), cheaper);
+  if (sorted.empty()) return;
   // The shortest prefix that lets the job start, by binary search (fitting is monotone in
   // practice: evicting more never takes room away).
   auto fits = [&](size_t k) {

@@ -101,6 +101,11 @@ class PreemptionPlanner {
   // VictimCost() per job, computed on first use (-1: not yet): a price does not change within a
   // cycle.
   mutable std::vector<int64_t> cost_cache_;
+  // Every running job that could ever be a victim (preemptible, past its minimum runtime), by
+  // price then id; built on the first counterfactual of the cycle. Evicted ones are skipped
+  // where it is read.
+  std::vector<int32_t> counterfactual_pool_;
+  bool counterfactual_pool_built_ = false;
   // Running jobs of each queue, in id order.
   std::vector<std::vector<int32_t>> running_by_queue_;
 };
