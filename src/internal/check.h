@@ -6,19 +6,19 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define GPUPOOL_CHECK(condition)                                                      \
-  do {                                                                                \
-    if (!(condition)) {                                                               \
-      std::fprintf(stderr, "%s:%d: gpupool internal check failed: %s\n", __FILE__,    \
-                   __LINE__, #condition);                                             \
-      std::abort();                                                                   \
-    }                                                                                 \
+#define GPUPOOL_CHECK(condition)                                                             \
+  do {                                                                                       \
+    if (!(condition)) {                                                                      \
+      std::fprintf(stderr, "%s:%d: gpupool internal check failed: %s\n", __FILE__, __LINE__, \
+                   #condition);                                                              \
+      std::abort();                                                                          \
+    }                                                                                        \
   } while (false)
 
 // Returns from the enclosing function when `expr` (an absl::Status) is not OK.
-#define GPUPOOL_RETURN_IF_ERROR(expr)          \
-  do {                                         \
-    ::absl::Status gpupool_status_ = (expr);   \
+#define GPUPOOL_RETURN_IF_ERROR(expr)                  \
+  do {                                                 \
+    ::absl::Status gpupool_status_ = (expr);           \
     if (!gpupool_status_.ok()) return gpupool_status_; \
   } while (false)
 

@@ -1,5 +1,5 @@
-// The measurements of docs/replay.md, disabled by default (minutes of CPU). Run with
-//   GPUPOOL_REPLAY_POLICIES=fifo,las GPUPOOL_REPLAY_WINDOW=2017-10-01:14 \
+// The measurements of docs/replay.md, disabled by default (minutes of CPU). Run with (one line)
+//   GPUPOOL_REPLAY_POLICIES=fifo,las GPUPOOL_REPLAY_WINDOW=2017-10-01:14
 //   build/replay/tests/sim_replay_results_test --gtest_also_run_disabled_tests
 // GPUPOOL_REPLAY_WINDOW "all" replays the whole trace. Prints each policy's JSON and the wall
 // time of its replay (the only clock read, here in the test, never in the library).
@@ -50,6 +50,7 @@ TEST(PhillyResults, DISABLED_Measure) {
     if (variant == "no-starvation-bound") options->policy.starvation_bound_s = 0;
     if (variant == "starvation-1d") options->policy.starvation_bound_s = 86400;
     if (variant == "no-turns") options->policy.queue_order = QueueOrder::kNone;
+    if (variant == "no-preemption") options->policy.preemption.enabled = false;
     if (variant == "fifo-order") {
       options->policy.job_order = JobOrder::kPriorityFifo;
       options->queue_mode = QueueMode::kPerCluster;
