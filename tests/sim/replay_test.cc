@@ -110,6 +110,20 @@ TEST(Replay, LasFreePreemptionKeepsAllWork) {
   EXPECT_DOUBLE_EQ(r->metrics.gpu_hours_lost_to_preemption, 0);
 }
 
+TEST(Replay, DefaultPreemptsByLasLevelOnlyInsideAVirtualCluster) {
+  // Same cluster: as 2D-LAS, S evicts L (L restarts at 4,100 from 3,600 s of work + 60 s).
+  auto same = RunReplay(Named("default", kOneNode), {J(0, 8, 10000, "a"), J(4000, 1, 100, "a")});
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_EQ(same->jobs[1].completion, 4100);
+  EXPECT_EQ(same->jobs[0].completion, 10560);
+  // Other cluster: no reclaim across queues, so S waits for L.
+  auto other = RunReplay(Named("default", kOneNode), {J(0, 8, 10000, "a"), J(4000, 1, 100, "b")});
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_EQ(other->jobs[0].completion, 10000);
+  EXPECT_EQ(other->jobs[1].completion, 10100);
+  EXPECT_EQ(other->metrics.preemptions, 0);
+}
+
 TEST(Replay, FifoNeverPreempts) {
   std::vector<TraceJob> jobs = {J(0, 8, 10000), J(4000, 1, 100, "b")};
   auto r = RunReplay(Named("fifo", kOneNode), jobs);
