@@ -37,6 +37,7 @@ enum Scenario : int {
   kS2 = 2,       // S2 at the given scale
   kS1Jobs = 3,   // S1's 5,000 nodes, the given share of its 50,000 jobs
   kS1Nodes = 4,  // S1's 5,000 jobs (scale 0.1), the given share of its 5,000 nodes
+  kS3 = 5,       // S3 storm: S2's pool full of preemptible priority-0 work, 2,000 priority-10 gangs
 };
 
 // Snapshots by (scenario, scale in percent), generated on first use and kept for the process.
@@ -53,6 +54,15 @@ const Snapshot& CachedScenario(int scenario, int64_t scale_percent) {
       case kS2:
         options = testing::ScenarioS2Options(kSeed, scale);
         break;
+      case kS3:
+        // E3 S3: the S2 pool, every GPU busy with preemptible low-priority work, and 2,000
+        // high-priority multi-node gangs (scaled) arriving at once.
+        options = testing::ScenarioS2Options(kSeed, scale);
+        options.busy_percent = 100;
+        options.pending_jobs = static_cast<int64_t>(2000 * scale);
+        options.gang_percent = 100;
+        options.faults = false;
+        break;
       case kS1Jobs:
         options = testing::ScenarioS1Options(kSeed, 1.0);
         options.pending_jobs = testing::ScenarioS1Options(kSeed, scale).pending_jobs;
@@ -63,6 +73,16 @@ const Snapshot& CachedScenario(int scenario, int64_t scale_percent) {
         break;
     }
     it->second = testing::GenerateScenario(options);
+    if (scenario == kS3) {
+      for (Job& job : it->second.jobs) {
+        const bool running = job.state == JobState::kRunning;
+        job.priority = running ? 0 : 10;
+        if (running) {
+          job.preemptible = true;
+          job.min_runtime_s = 0;
+        }
+      }
+    }
   }
   return it->second;
 }
@@ -86,7 +106,8 @@ void SetShapeCounters(benchmark::State& state, const Snapshot& snapshot) {
 
 void BM_Schedule(benchmark::State& state, int scenario) {
   const Snapshot& snapshot = CachedScenario(scenario, state.range(0));
-  const Policy policy;
+  Policy policy;
+  if (scenario == kS3) policy.preemption.enabled = true;  // within each queue, by priority
   Counters counters;
   for (auto _ : state) {
     absl::StatusOr<Decisions> decisions = Schedule(snapshot, policy);
@@ -102,6 +123,10 @@ void BM_Schedule(benchmark::State& state, int scenario) {
   state.counters["candidates"] = static_cast<double>(counters.candidates_evaluated);
   state.counters["rollbacks"] = static_cast<double>(counters.transactions_rolled_back);
   state.counters["equiv_hits"] = static_cast<double>(counters.equivalence_hits);
+  if (scenario == kS3) {
+    state.counters["preemptions"] = static_cast<double>(counters.preemptions);
+    state.counters["plans"] = static_cast<double>(counters.preemption_plans);
+  }
   state.counters["peak_rss_mib"] = PeakRssMib();
 }
 
@@ -148,6 +173,7 @@ int main(int argc, char** argv) {
   gpupool::Register("Schedule/S1_nodes_only", BM_Schedule, gpupool::kS1Nodes, {25, 50, 100});
   if (with_s2) {
     gpupool::Register("Schedule/S2", BM_Schedule, gpupool::kS2, {10, 100});
+    gpupool::Register("Schedule/S3", BM_Schedule, gpupool::kS3, {10, 25, 100});
     gpupool::Register("Validate/S2", BM_Validate, gpupool::kS2, {10, 100});
   }
   benchmark::Initialize(&argc, argv);
