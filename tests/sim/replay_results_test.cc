@@ -51,6 +51,11 @@ TEST(PhillyResults, DISABLED_Measure) {
     if (variant == "starvation-1d") options->policy.starvation_bound_s = 86400;
     if (variant == "no-turns") options->policy.queue_order = QueueOrder::kNone;
     if (variant == "no-preemption") options->policy.preemption.enabled = false;
+    if (variant == "preemption") options->policy.preemption.enabled = true;
+    if (variant == "reclaim") {
+      options->policy.preemption.enabled = true;
+      options->policy.preemption.reclaim_across_queues = true;
+    }
     if (variant == "fifo-order") {
       options->policy.job_order = JobOrder::kPriorityFifo;
       options->queue_mode = QueueMode::kPerCluster;
