@@ -40,25 +40,30 @@ TEST(PhillyResults, DISABLED_Measure) {
   std::stringstream policies(Env("GPUPOOL_REPLAY_POLICIES", "fifo,las,las-free,default"));
   std::string name;
   while (std::getline(policies, name, ',')) {
-    // "default/no-reclaim" and the like: a named policy with one knob changed, to measure
-    // why the defaults are what they are.
+    // "default/reclaim+no-turns" and the like: a named policy with knobs changed ("+" between
+    // them), to measure why the defaults are what they are.
     const size_t slash = name.find('/');
-    const std::string variant = slash == std::string::npos ? "" : name.substr(slash + 1);
     auto options = MakeReplayOptions(name.substr(0, slash));
     ASSERT_TRUE(options.ok()) << options.status();
-    if (variant == "no-reclaim") options->policy.preemption.reclaim_across_queues = false;
-    if (variant == "no-starvation-bound") options->policy.starvation_bound_s = 0;
-    if (variant == "starvation-1d") options->policy.starvation_bound_s = 86400;
-    if (variant == "no-turns") options->policy.queue_order = QueueOrder::kNone;
-    if (variant == "no-preemption") options->policy.preemption.enabled = false;
-    if (variant == "preemption") options->policy.preemption.enabled = true;
-    if (variant == "reclaim") {
-      options->policy.preemption.enabled = true;
-      options->policy.preemption.reclaim_across_queues = true;
-    }
-    if (variant == "fifo-order") {
-      options->policy.job_order = JobOrder::kPriorityFifo;
-      options->queue_mode = QueueMode::kPerCluster;
+    std::stringstream variants(slash == std::string::npos ? "" : name.substr(slash + 1));
+    std::string variant;
+    while (std::getline(variants, variant, '+')) {
+      if (variant == "no-reclaim") {
+        options->policy.preemption.reclaim_across_queues = false;
+      } else if (variant == "no-starvation-bound") {
+        options->policy.starvation_bound_s = 0;
+      } else if (variant == "no-turns") {
+        options->policy.queue_order = QueueOrder::kNone;
+      } else if (variant == "no-preemption") {
+        options->policy.preemption.enabled = false;
+      } else if (variant == "preemption") {
+        options->policy.preemption.enabled = true;
+      } else if (variant == "reclaim") {
+        options->policy.preemption.enabled = true;
+        options->policy.preemption.reclaim_across_queues = true;
+      } else {
+        FAIL() << "unknown variant " << variant;
+      }
     }
     options->policy.name = name;
     const auto t0 = std::chrono::steady_clock::now();
