@@ -231,6 +231,8 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
 
   std::set<std::pair<int64_t, int32_t>> completions;
   std::set<int32_t> pending;  // job indices (id order)
+  // The same jobs in FIFO order (submit time, then id), for the pruning below.
+  std::set<std::pair<int64_t, int32_t>> pending_fifo;
   std::set<int32_t> running;
   int64_t free_gpus = total_gpus;
   size_t next_arrival = 0;
@@ -285,6 +287,7 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
       st[i].state = State::kPending;
       st[i].pending_since = t;
       pending.insert(i);
+      pending_fifo.insert({jobs[i].submit_time, i});
       demand_milli[st[i].vc] += int64_t{st[i].gpus} * kMilliPerGpu;
     }
 
@@ -355,9 +358,26 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
         }
         snap.jobs.push_back(std::move(job));
       }
-      for (int32_t i : pending) {
+      // Pruned cycles (no preemption, no queue turns, all priorities 0) consider jobs in FIFO
+      // order, and jobs of one size are identical to the engine: of the pending jobs of g GPUs
+      // at most free / g can start, and if one of them fails all later ones fail too. So only
+      // the first free / g of each size are sent; the rest would fail anyway.
+      std::map<int32_t, int64_t> sent_by_size;
+      std::vector<int32_t> to_send;
+      if (prune) {
+        for (const auto& [submit, i] : pending_fifo) {
+          const int32_t g = st[i].gpus;
+          if (g > free_gpus) continue;
+          int64_t& sent = sent_by_size[g];
+          if (sent >= free_gpus / g) continue;
+          ++sent;
+          to_send.push_back(i);
+        }
+      } else {
+        to_send.assign(pending.begin(), pending.end());
+      }
+      for (int32_t i : to_send) {
         const RunState& s = st[i];
-        if (prune && s.gpus > free_gpus) continue;
         Job job = templates[i];
         job.attained_service_s = s.service_before;
         if (las_priority) {
@@ -396,6 +416,7 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
         s.pending_since = t;
         running.erase(i);
         pending.insert(i);
+        pending_fifo.insert({jobs[i].submit_time, i});
         free_gpus += s.gpus;
         usage_milli[s.vc] -= int64_t{s.gpus} * kMilliPerGpu;
         ++m.preemptions;
@@ -415,6 +436,7 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
         s.completion = t + s.restore_due + (jobs[i].duration_s - s.work_base);
         completions.insert({s.completion, i});
         pending.erase(i);
+        pending_fifo.erase({jobs[i].submit_time, i});
         running.insert(i);
         free_gpus -= s.gpus;
         usage_milli[s.vc] += int64_t{s.gpus} * kMilliPerGpu;
