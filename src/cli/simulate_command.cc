@@ -5,11 +5,15 @@
 //   gpupool simulate --protocol inflation --nodes NODES.csv --pods PODS.csv --inflation 1.3
 //       --seeds 42-51 --policy NAME[,NAME...|all] [--json OUT.json] [--csv OUT.csv]
 //       [--html OUT.html]
+//   gpupool simulate --protocol replay --trace philly:PATH [--cluster NxG[/R]]
+//       [--window-start YYYY-MM-DD --window-days D] --policy NAME[,NAME...|all] [--json OUT.json]
+//       (EVALUATION.md E2: time-based replay of the Philly trace, docs/replay.md)
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -17,6 +21,7 @@
 #include "cli/commands.h"
 #include "fmt/format.h"
 #include "gpupool/scorers/scorers.h"
+#include "gpupool/sim/replay.h"
 #include "gpupool/sim/report.h"
 #include "gpupool/sim/simulator.h"
 #include "gpupool/sim/workload.h"
@@ -40,6 +45,10 @@ struct SimulateFlags {
   std::string engine = "incremental";
   int synthetic_pods = 8152;
   bool quiet = false;
+  // --protocol replay
+  std::string cluster;
+  std::string window_start;
+  int64_t window_days = 14;
 };
 
 // "42-51", "42,43,50" or "7".
@@ -135,9 +144,116 @@ absl::StatusOr<std::vector<int32_t>> ReadArrivals(const std::string& path,
   return arrivals;
 }
 
+// "64x8" (nodes x GPUs per node) or "64x8/16" (and nodes per rack) into `pool`.
+bool ParseClusterSpec(const std::string& spec, sim::ReplayPool& pool) {
+  int nodes = 0, gpus = 0, per_rack = pool.nodes_per_rack;
+  char x = 0, slash = 0;
+  std::istringstream in(spec);
+  in >> nodes >> x >> gpus;
+  if (!in || x != 'x' || nodes <= 0 || gpus <= 0 || nodes > 100000 || gpus > 1024) return false;
+  if (in >> slash) {
+    if (slash != '/' || !(in >> per_rack) || per_rack <= 0) return false;
+  }
+  char extra = 0;
+  if (in >> extra) return false;
+  pool.nodes = nodes;
+  pool.gpus_per_node = gpus;
+  pool.nodes_per_rack = per_rack;
+  return true;
+}
+
+// EVALUATION.md E2: the Philly trace replayed in time through Schedule().
+int RunReplayProtocol(const SimulateFlags& f) {
+  constexpr std::string_view kPhilly = "philly:";
+  if (f.trace.rfind(kPhilly, 0) != 0) {
+    PrintError("--trace: the replay protocol takes philly:PATH (the Philly CSV)");
+    return kExitUsage;
+  }
+  absl::StatusOr<std::vector<sim::TraceJob>> trace =
+      sim::ReadPhillyCsv(f.trace.substr(kPhilly.size()));
+  if (!trace.ok()) {
+    PrintError(trace.status());
+    return kExitInvalidInput;
+  }
+  std::optional<int64_t> start;
+  if (!f.window_start.empty()) {
+    absl::StatusOr<int64_t> parsed = sim::ParseUtcTime(f.window_start + " 00:00:00");
+    if (!parsed.ok()) {
+      PrintError(fmt::format("--window-start: expected YYYY-MM-DD, got \"{}\"", f.window_start));
+      return kExitUsage;
+    }
+    start = *parsed;
+  }
+  if (f.window_days <= 0) {
+    PrintError("--window-days: must be positive");
+    return kExitUsage;
+  }
+  const std::vector<sim::TraceJob> jobs = sim::SelectWindow(*trace, start, f.window_days);
+  std::vector<std::string> names;
+  if (f.policy == "all") {
+    names = sim::ReplayPolicyNames();
+  } else {
+    std::stringstream ss(f.policy);
+    for (std::string name; std::getline(ss, name, ',');) names.push_back(name);
+  }
+  std::vector<std::string> json_runs;
+  std::string table = fmt::format(
+      "gpupool simulate: replay protocol, {} jobs{}\n\n{:<10} {:>10} {:>10} {:>11} {:>10} "
+      "{:>8} {:>9} {:>7} {:>11}\n",
+      jobs.size(),
+      start ? fmt::format(" submitted from {} for {} days", f.window_start, f.window_days)
+            : std::string(" (whole trace)"),
+      "policy", "JCT mean", "JCT p50", "JCT p99", "wait mean", "util", "preempt", "Jain",
+      "GPU-h lost");
+  for (const std::string& name : names) {
+    absl::StatusOr<sim::ReplayOptions> options = sim::MakeReplayOptions(name);
+    if (!options.ok()) {
+      PrintError(fmt::format("--policy: {}", std::string(options.status().message())));
+      return kExitUsage;
+    }
+    if (!f.cluster.empty() && !ParseClusterSpec(f.cluster, options->pool)) {
+      PrintError(fmt::format("--cluster: expected NODESxGPUS or NODESxGPUS/PER_RACK, got \"{}\"",
+                             f.cluster));
+      return kExitUsage;
+    }
+    absl::StatusOr<sim::ReplayResult> result = sim::RunReplay(*options, jobs);
+    if (!result.ok()) {
+      PrintError(result.status());
+      return kExitInvalidInput;
+    }
+    const sim::ReplayMetrics& m = result->metrics;
+    json_runs.push_back(sim::ReplayMetricsToJson(m));
+    table += fmt::format(
+        "{:<10} {:>9.0f}s {:>9.0f}s {:>10.0f}s {:>9.0f}s {:>7.1f}% {:>9} {:>7.3f} {:>11.1f}\n",
+        name, m.jct_mean_s, m.jct_p50_s, m.jct_p99_s, m.queue_delay_mean_s, 100.0 * m.utilization,
+        m.preemptions, m.jain_fairness, m.gpu_hours_lost_to_preemption);
+  }
+  if (!f.json.empty()) {
+    std::string out;
+    if (json_runs.size() == 1) {
+      out = json_runs[0];
+    } else {
+      out = "{\n\"runs\": [\n";
+      for (size_t i = 0; i < json_runs.size(); ++i) {
+        out += json_runs[i];
+        while (!out.empty() && out.back() == '\n') out.pop_back();
+        out += i + 1 < json_runs.size() ? ",\n" : "\n";
+      }
+      out += "]\n}\n";
+    }
+    if (absl::Status status = WriteFile(f.json, out); !status.ok()) {
+      PrintError(status);
+      return kExitInvalidInput;
+    }
+  }
+  if (!f.quiet) std::fputs(table.c_str(), stdout);
+  return kExitOk;
+}
+
 int RunSimulate(const SimulateFlags& f) {
+  if (f.protocol == "replay") return RunReplayProtocol(f);
   if (f.protocol != "inflation") {
-    PrintError(fmt::format("--protocol: only \"inflation\" is supported, got \"{}\"", f.protocol));
+    PrintError(fmt::format("--protocol: \"inflation\" or \"replay\", got \"{}\"", f.protocol));
     return kExitUsage;
   }
   sim::Cluster cluster;
@@ -255,10 +371,17 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
       "simulate",
       "Replay a workload through the placement policies (EVALUATION.md E1's inflation "
       "protocol). With no arguments: the built-in openb-like cluster and workload, every policy.");
-  cmd->add_option("--protocol", flags->protocol, "Protocol: inflation (default)");
+  cmd->add_option("--protocol", flags->protocol,
+                  "Protocol: inflation (default; E1) or replay (E2, with --trace philly:PATH)");
   cmd->add_option("--nodes", flags->nodes, "openb node list CSV (default: built-in cluster)");
   cmd->add_option("--pods", flags->pods, "openb pod list CSV (default: synthetic workload)");
-  cmd->add_option("--trace", flags->trace, "A gpupool trace file (nodes and pods)");
+  cmd->add_option("--trace", flags->trace,
+                  "A gpupool trace file (nodes and pods); with --protocol replay, philly:PATH");
+  cmd->add_option("--cluster", flags->cluster,
+                  "Replay pool NODESxGPUS[/NODES_PER_RACK] (default 64x8/16: 512 GPUs)");
+  cmd->add_option("--window-start", flags->window_start,
+                  "Replay only jobs submitted from this day (YYYY-MM-DD, UTC)");
+  cmd->add_option("--window-days", flags->window_days, "Length of the replay window (14)");
   cmd->add_option("--arrivals", flags->arrivals,
                   "Take the arrival order from an FGD replay file (base_pod column)");
   cmd->add_option("--inflation", flags->inflation, "Target GPU request / cluster GPUs (1.3)");
