@@ -57,8 +57,8 @@ int main() {
   }
   for (const gpupool::StartDecision& start : decisions->starts) {
     for (const gpupool::ReplicaPlacement& p : start.placements) {
-      std::printf("start   %-12s %s[%d] on %s GPUs", start.job.c_str(), p.group.c_str(),
-                  p.replica, p.node.c_str());
+      std::printf("start   %-12s %s[%d] on %s GPUs", start.job.c_str(), p.group.c_str(), p.replica,
+                  p.node.c_str());
       for (int32_t gpu : p.gpus) std::printf(" %d", gpu);
       std::printf(" (%lld milli each)\n", static_cast<long long>(p.gpu_milli));
     }
@@ -67,8 +67,7 @@ int main() {
     std::printf("pending %-12s %s: %s\n", pending.job.c_str(),
                 gpupool::PendingReasonName(pending.reason), pending.detail.c_str());
   }
-  std::printf("fingerprint %s, %lld candidates evaluated\n",
-              decisions->input_fingerprint.c_str(),
+  std::printf("fingerprint %s, %lld candidates evaluated\n", decisions->input_fingerprint.c_str(),
               static_cast<long long>(decisions->counters.candidates_evaluated));
   return 0;
 }

@@ -11,6 +11,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "gpupool/decisions.h"
 #include "gpupool/policy.h"
 #include "gpupool/snapshot.h"
 
@@ -42,6 +43,15 @@ absl::StatusOr<Snapshot> LoadValidSnapshot(const std::string& path);
 
 // Reads the policy file, or returns the default Policy when `path` is empty.
 absl::StatusOr<Policy> LoadPolicy(const std::string& path);
+
+// A snapshot file scheduled under a policy file: what `schedule` and `explain` both start from.
+struct ScheduledSnapshot {
+  Snapshot snapshot;
+  Decisions decisions;
+};
+// Loads both files and runs Schedule(); every error names the file it comes from.
+absl::StatusOr<ScheduledSnapshot> LoadAndSchedule(const std::string& snapshot_path,
+                                                  const std::string& policy_path);
 
 }  // namespace gpupool::cli
 

@@ -1,5 +1,6 @@
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "cli/commands.h"
 #include "gpupool/io/json.h"
@@ -30,6 +31,20 @@ absl::StatusOr<Snapshot> LoadValidSnapshot(const std::string& path) {
 absl::StatusOr<Policy> LoadPolicy(const std::string& path) {
   if (path.empty()) return Policy();
   return io::ReadPolicyFile(path);
+}
+
+absl::StatusOr<ScheduledSnapshot> LoadAndSchedule(const std::string& snapshot_path,
+                                                  const std::string& policy_path) {
+  absl::StatusOr<Snapshot> snapshot = LoadValidSnapshot(snapshot_path);
+  if (!snapshot.ok()) return snapshot.status();
+  absl::StatusOr<Policy> policy = LoadPolicy(policy_path);
+  if (!policy.ok()) return policy.status();
+  absl::StatusOr<Decisions> decisions = Schedule(*snapshot, *policy);
+  if (!decisions.ok()) {
+    return absl::Status(decisions.status().code(),
+                        snapshot_path + ": " + std::string(decisions.status().message()));
+  }
+  return ScheduledSnapshot{std::move(*snapshot), std::move(*decisions)};
 }
 
 }  // namespace gpupool::cli

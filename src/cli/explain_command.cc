@@ -17,22 +17,14 @@ struct ExplainArgs {
 };
 
 int RunExplain(const ExplainArgs& args) {
-  absl::StatusOr<Snapshot> snapshot = LoadValidSnapshot(args.snapshot_path);
-  if (!snapshot.ok()) {
-    PrintError(snapshot.status());
+  absl::StatusOr<ScheduledSnapshot> scheduled =
+      LoadAndSchedule(args.snapshot_path, args.policy_path);
+  if (!scheduled.ok()) {
+    PrintError(scheduled.status());
     return kExitInvalidInput;
   }
-  absl::StatusOr<Policy> policy = LoadPolicy(args.policy_path);
-  if (!policy.ok()) {
-    PrintError(policy.status());
-    return kExitInvalidInput;
-  }
-  absl::StatusOr<Decisions> decisions = Schedule(*snapshot, *policy);
-  if (!decisions.ok()) {
-    PrintError(args.snapshot_path + ": " + std::string(decisions.status().message()));
-    return kExitInvalidInput;
-  }
-  absl::StatusOr<std::string> text = ExplainJob(*snapshot, *decisions, args.job_id);
+  absl::StatusOr<std::string> text =
+      ExplainJob(scheduled->snapshot, scheduled->decisions, args.job_id);
   if (!text.ok()) {
     PrintError(args.snapshot_path + ": " + std::string(text.status().message()));
     return kExitInvalidInput;

@@ -29,22 +29,13 @@ bool WriteOutput(const std::string& path, const std::string& text) {
 }
 
 int RunSchedule(const ScheduleArgs& args) {
-  absl::StatusOr<Snapshot> snapshot = LoadValidSnapshot(args.snapshot_path);
-  if (!snapshot.ok()) {
-    PrintError(snapshot.status());
+  absl::StatusOr<ScheduledSnapshot> scheduled =
+      LoadAndSchedule(args.snapshot_path, args.policy_path);
+  if (!scheduled.ok()) {
+    PrintError(scheduled.status());
     return kExitInvalidInput;
   }
-  absl::StatusOr<Policy> policy = LoadPolicy(args.policy_path);
-  if (!policy.ok()) {
-    PrintError(policy.status());
-    return kExitInvalidInput;
-  }
-  absl::StatusOr<Decisions> decisions = Schedule(*snapshot, *policy);
-  if (!decisions.ok()) {
-    PrintError(args.snapshot_path + ": " + std::string(decisions.status().message()));
-    return kExitInvalidInput;
-  }
-  if (!WriteOutput(args.out_path, io::DecisionsToJson(*decisions))) {
+  if (!WriteOutput(args.out_path, io::DecisionsToJson(scheduled->decisions))) {
     PrintError(args.out_path + ": cannot write file");
     return kExitInvalidInput;
   }
