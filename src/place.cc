@@ -305,10 +305,7 @@ bool Placer::FitsOnNode(int32_t j, const TaskGroup& group, int32_t n, std::vecto
   const ResourceRequest& request = group.request;
   if (info.isolation == Isolation::kExclusiveNode && state_.node_tenant(n) != tenant) {
     // The node must be empty or hold only this tenant's work.
-    const bool empty = state_.node_free_cpu(n) == index_.node(n).cpu_milli &&
-                       state_.node_free_memory(n) == index_.node(n).memory_mib &&
-                       state_.node_free_gpu(n) == index_.healthy_gpus(n) * kMilliPerGpu;
-    if (!empty) return false;
+    if (!state_.NodeEmpty(n)) return false;
   }
   if (state_.node_free_cpu(n) < request.cpu_milli ||
       state_.node_free_memory(n) < request.memory_mib) {

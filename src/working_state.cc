@@ -88,7 +88,6 @@ void WorkingState::ReleaseRunningJob(int32_t j) {
 // The inverse of Allocate(). Tenant marks are cleared when a GPU or node becomes empty; a node
 // that still holds other work keeps its marks (conservative: isolation can only be stricter).
 void WorkingState::Free(int32_t j, const Held& held) {
-  const JobInfo& info = index_.job(j);
   const int32_t n = held.node;
   Touch(n);
   int64_t given = 0;
@@ -102,39 +101,19 @@ void WorkingState::Free(int32_t j, const Held& held) {
     if (gpu_free_milli_[g] == kMilliPerGpu) Set(gpu_tenant_, g, kNoTenant);
     given += held.milli;
   }
-  Set(node_free_cpu_, n, node_free_cpu_[n] + held.cpu_milli);
-  Set(node_free_memory_, n, node_free_memory_[n] + held.memory_mib);
-  Set(node_free_gpu_, n, node_free_gpu_[n] + given);
-  const bool node_empty =
-      node_free_cpu_[n] == index_.node(n).cpu_milli &&
-      node_free_memory_[n] == index_.node(n).memory_mib &&
-      node_free_gpu_[n] == static_cast<int64_t>(index_.healthy_gpus(n)) * kMilliPerGpu;
-  if (node_empty) {
+  AdjustFree(j, n, given, held.cpu_milli, held.memory_mib,
+             -held.milli * static_cast<int64_t>(held.gpus.size()));
+  if (NodeEmpty(n)) {
     Set(node_tenant_, n, kNoTenant);
     Set(node_exclusive_tenant_, n, kNoTenant);
   }
-  if (open_[n]) {
-    const int32_t slot = OrderedSlot(n);
-    Set(model_free_gpu_, slot, model_free_gpu_[slot] + given);
-    Set(model_free_cpu_, slot, model_free_cpu_[slot] + held.cpu_milli);
-  }
-  for (int32_t l = 0; l < index_.level_count(); ++l) {
-    const int32_t d = index_.node_domain(n, l);
-    if (d == kNone) continue;
-    const size_t flat = index_.flat_domain(l, d);
-    Set(domain_free_gpu_, flat, domain_free_gpu_[flat] + given);
-  }
-  const int32_t m = index_.node_model(n);
-  const int64_t used = held.milli * static_cast<int64_t>(held.gpus.size());
-  if (used > 0 && info.queue != kNone) {
-    const size_t slots = index_.model_count() + 1;
-    for (int32_t q = info.queue; q != kNone; q = index_.queue_parent(q)) {
-      if (m != kNone) Set(queue_usage_, q * slots + m, queue_usage_[q * slots + m] - used);
-      const size_t any = q * slots + index_.any_model_slot();
-      Set(queue_usage_, any, queue_usage_[any] - used);
-    }
-  }
   Reindex(n);
+}
+
+bool WorkingState::NodeEmpty(int32_t n) const {
+  return node_free_cpu_[n] == index_.node(n).cpu_milli &&
+         node_free_memory_[n] == index_.node(n).memory_mib &&
+         node_free_gpu_[n] == static_cast<int64_t>(index_.healthy_gpus(n)) * kMilliPerGpu;
 }
 
 void WorkingState::Touch(int32_t n) {
@@ -173,41 +152,42 @@ void WorkingState::Allocate(int32_t j, int32_t n, const std::vector<int32_t>& gp
       Set(gpu_tenant_, g, kMixedTenants);
     }
   }
-  const bool node_was_empty =
-      node_free_cpu_[n] == index_.node(n).cpu_milli &&
-      node_free_memory_[n] == index_.node(n).memory_mib &&
-      node_free_gpu_[n] == static_cast<int64_t>(index_.healthy_gpus(n)) * kMilliPerGpu;
+  const bool node_was_empty = NodeEmpty(n);
   if (node_was_empty) {
     Set(node_tenant_, n, tenant);
   } else if (node_tenant_[n] != tenant) {
     Set(node_tenant_, n, kMixedTenants);
   }
   if (info.isolation == Isolation::kExclusiveNode) Set(node_exclusive_tenant_, n, tenant);
-  Set(node_free_cpu_, n, node_free_cpu_[n] - cpu_milli);
-  Set(node_free_memory_, n, node_free_memory_[n] - memory_mib);
-  Set(node_free_gpu_, n, node_free_gpu_[n] - taken);
+  AdjustFree(j, n, -taken, -cpu_milli, -memory_mib, milli * static_cast<int64_t>(gpus.size()));
+  Reindex(n);
+}
+
+void WorkingState::AdjustFree(int32_t j, int32_t n, int64_t gpu_milli, int64_t cpu_milli,
+                              int64_t memory_mib, int64_t queue_milli) {
+  Set(node_free_cpu_, n, node_free_cpu_[n] + cpu_milli);
+  Set(node_free_memory_, n, node_free_memory_[n] + memory_mib);
+  Set(node_free_gpu_, n, node_free_gpu_[n] + gpu_milli);
   if (open_[n]) {
     const int32_t slot = OrderedSlot(n);
-    Set(model_free_gpu_, slot, model_free_gpu_[slot] - taken);
-    Set(model_free_cpu_, slot, model_free_cpu_[slot] - cpu_milli);
+    Set(model_free_gpu_, slot, model_free_gpu_[slot] + gpu_milli);
+    Set(model_free_cpu_, slot, model_free_cpu_[slot] + cpu_milli);
   }
   for (int32_t l = 0; l < index_.level_count(); ++l) {
     const int32_t d = index_.node_domain(n, l);
     if (d == kNone) continue;
     const size_t flat = index_.flat_domain(l, d);
-    Set(domain_free_gpu_, flat, domain_free_gpu_[flat] - taken);
+    Set(domain_free_gpu_, flat, domain_free_gpu_[flat] + gpu_milli);
   }
+  const int32_t queue = index_.job(j).queue;
+  if (queue_milli == 0 || queue == kNone) return;
   const int32_t m = index_.node_model(n);
-  const int64_t used = milli * static_cast<int64_t>(gpus.size());
-  if (used > 0 && info.queue != kNone) {
-    const size_t slots = index_.model_count() + 1;
-    for (int32_t q = info.queue; q != kNone; q = index_.queue_parent(q)) {
-      if (m != kNone) Set(queue_usage_, q * slots + m, queue_usage_[q * slots + m] + used);
-      const size_t any = q * slots + index_.any_model_slot();
-      Set(queue_usage_, any, queue_usage_[any] + used);
-    }
+  const size_t slots = index_.model_count() + 1;
+  for (int32_t q = queue; q != kNone; q = index_.queue_parent(q)) {
+    if (m != kNone) Set(queue_usage_, q * slots + m, queue_usage_[q * slots + m] + queue_milli);
+    const size_t any = q * slots + index_.any_model_slot();
+    Set(queue_usage_, any, queue_usage_[any] + queue_milli);
   }
-  Reindex(n);
 }
 
 void WorkingState::Rollback(Mark mark) {

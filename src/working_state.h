@@ -91,6 +91,8 @@ class WorkingState {
   // for CPU-only nodes).
   int64_t model_free_gpu(int32_t m) const { return model_free_gpu_[m]; }
   int64_t model_free_cpu(int32_t m) const { return model_free_cpu_[m]; }
+  // Does node n hold no work at all (all of its CPU, memory and healthy GPUs free)?
+  bool NodeEmpty(int32_t n) const;
   // Is the node open to new work (ready)?
   bool node_open(int32_t n) const { return open_[n] != 0; }
 
@@ -110,6 +112,11 @@ class WorkingState {
     int64_t milli, gpu_memory_mib, cpu_milli, memory_mib;
   };
   void Free(int32_t job, const Held& held);
+  // Adds the given amounts to node n's free GPU, CPU and memory and to the per-model and
+  // per-domain aggregates over it, and `queue_milli` to the usage of job j's queue and its
+  // ancestors on n's model and on "*". Allocate() passes negative free amounts, Free() positive.
+  void AdjustFree(int32_t j, int32_t n, int64_t gpu_milli, int64_t cpu_milli, int64_t memory_mib,
+                  int64_t queue_milli);
   NodeKey KeyOf(int32_t n) const {
     return {key_sign_ * node_free_gpu_[n], key_sign_ * node_free_cpu_[n], n};
   }
