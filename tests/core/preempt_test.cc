@@ -244,19 +244,25 @@ Job PendingIn(std::string id, std::string queue, int64_t gpu_milli) {
   return job;
 }
 
+// Queue "owner" is guaranteed the whole 8-GPU node n1 but idle until its job "o" (8 GPUs)
+// arrives; "borrower" (no guarantee) runs "b" on all of n1.
+Snapshot OwnerAndBorrower() {
+  return SnapshotBuilder()
+      .Now(1000)
+      .Model("A100")
+      .Node(MakeNode("n1", "A100", 8))
+      .Queue(QueueWithGuarantee("owner", 8000))
+      .Queue("borrower")
+      .Job(Running("b", "n1", {0, 1, 2, 3, 4, 5, 6, 7}, 900, "borrower"))
+      .Job(PendingIn("o", "owner", 8000))
+      .Build();
+}
+
 // Queue "owner" is guaranteed the whole 8-GPU node but idle; "borrower" (no guarantee) runs an
 // 8-GPU job on it. When owner's job arrives, owner's entitlement is 8000 and borrower's 0, so the
 // borrowed GPUs come back: owner reclaims within its guarantee.
 TEST(ReclaimTest, QueueUnderItsGuaranteeReclaimsFromABorrower) {
-  Snapshot snapshot = SnapshotBuilder()
-                          .Now(1000)
-                          .Model("A100")
-                          .Node(MakeNode("n1", "A100", 8))
-                          .Queue(QueueWithGuarantee("owner", 8000))
-                          .Queue("borrower")
-                          .Job(Running("b", "n1", {0, 1, 2, 3, 4, 5, 6, 7}, 900, "borrower"))
-                          .Job(PendingIn("o", "owner", 8000))
-                          .Build();
+  const Snapshot snapshot = OwnerAndBorrower();
   absl::StatusOr<Decisions> d = Schedule(snapshot, ReclaimingPolicy());
   ASSERT_TRUE(d.ok()) << d.status();
   ASSERT_EQ(d->preemptions.size(), 1u);
@@ -273,15 +279,7 @@ TEST(ReclaimTest, QueueUnderItsGuaranteeReclaimsFromABorrower) {
 
 // Same pool with reclaim off: nothing crosses queues.
 TEST(ReclaimTest, OffUnlessAskedFor) {
-  Snapshot snapshot = SnapshotBuilder()
-                          .Now(1000)
-                          .Model("A100")
-                          .Node(MakeNode("n1", "A100", 8))
-                          .Queue(QueueWithGuarantee("owner", 8000))
-                          .Queue("borrower")
-                          .Job(Running("b", "n1", {0, 1, 2, 3, 4, 5, 6, 7}, 900, "borrower"))
-                          .Job(PendingIn("o", "owner", 8000))
-                          .Build();
+  const Snapshot snapshot = OwnerAndBorrower();
   absl::StatusOr<Decisions> d = Schedule(snapshot, PreemptingPolicy());
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_TRUE(d->preemptions.empty());
