@@ -192,6 +192,11 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
   h.Int(policy.preemption.enabled ? 1 : 0);
   h.Int(policy.preemption.checkpoint_grace_s);
   h.Int(policy.preemption.reclaim_across_queues ? 1 : 0);
+  // Hashed only when it is not the default, so that fingerprints of policies that leave it
+  // unset are those of before the option existed.
+  if (policy.preemption.victim_order != VictimOrder::kCheapestFirst) {
+    h.Int(static_cast<int64_t>(policy.preemption.victim_order));
+  }
   h.Int(policy.budgets.max_candidates);
   h.Int(policy.budgets.max_preemption_plans);
   return fmt::format("{:016x}", h.value());

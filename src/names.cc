@@ -38,6 +38,16 @@ const char* QueueOrderName(QueueOrder order) {
   return "unknown";
 }
 
+const char* VictimOrderName(VictimOrder order) {
+  switch (order) {
+    case VictimOrder::kCheapestFirst:
+      return "cheapest-first";
+    case VictimOrder::kLowestPriorityFirst:
+      return "lowest-priority-first";
+  }
+  return "unknown";
+}
+
 const char* PendingReasonName(PendingReason reason) {
   switch (reason) {
     case PendingReason::kNoAllowedGpuModel:

@@ -158,10 +158,12 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
   std::vector<int64_t> cost(index_.job_count(), 0);
   for (int32_t v : candidates) cost[v] = VictimCost(v);
   auto priority = [this](int32_t v) { return index_.job(v).job->priority; };
-  // Lowest priority first, then cheapest; ties by id (dense index order).
+  const bool priority_first = policy_.preemption.victim_order == VictimOrder::kLowestPriorityFirst;
+  // In the policy's order: (priority, cost) or (cost, priority); ties by id (dense index order).
   std::stable_sort(candidates.begin(), candidates.end(), [&](int32_t a, int32_t b) {
-    if (priority(a) != priority(b)) return priority(a) < priority(b);
-    return cost[a] < cost[b];
+    if (priority_first && priority(a) != priority(b)) return priority(a) < priority(b);
+    if (cost[a] != cost[b]) return cost[a] < cost[b];
+    return priority(a) < priority(b);
   });
 
   // Evicting every candidate is the most that can be freed: if that is not enough, stop. (A
@@ -170,7 +172,7 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
 
   std::vector<int32_t> chosen;
   if (static_cast<int>(candidates.size()) <= kExactCandidates) {
-    // Every subset, in order of (total cost, number of victims, victims in id order).
+    // Every subset, in the policy's victim order.
     struct Subset {
       int32_t top_priority;  // the highest priority among the victims
       int64_t cost;
@@ -192,10 +194,13 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
       std::sort(s.victims.begin(), s.victims.end());
       subsets.push_back(std::move(s));
     }
-    std::sort(subsets.begin(), subsets.end(), [](const Subset& a, const Subset& b) {
-      if (a.top_priority != b.top_priority) return a.top_priority < b.top_priority;
+    std::sort(subsets.begin(), subsets.end(), [priority_first](const Subset& a, const Subset& b) {
+      if (priority_first && a.top_priority != b.top_priority) {
+        return a.top_priority < b.top_priority;
+      }
       if (a.cost != b.cost) return a.cost < b.cost;
       if (a.count != b.count) return a.count < b.count;
+      if (a.top_priority != b.top_priority) return a.top_priority < b.top_priority;
       return a.victims < b.victims;
     });
     std::vector<int32_t> all = candidates;

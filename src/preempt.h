@@ -17,10 +17,11 @@
 // The price of a victim is the work it loses: its milli-GPUs x (seconds since its last
 // checkpoint, or since it started if later, or only its checkpoint cost when it can checkpoint
 // within the policy's grace period) plus its milli-GPUs x its restore time. Among the victim
-// sets that let the job start in the shape it needs, the planner takes the one whose
-// highest-priority victim has the lowest priority (so that no evicted job outranks a job that
-// then runs in its place, which the next cycle would undo), then the cheapest, then the one
-// with the fewest victims, then the one whose victims come first in id order. Every plan is
+// sets that let the job start in the shape it needs, the planner takes the best in the policy's
+// victim_order: kCheapestFirst (default) ranks by total price, then number of victims, then the
+// priority of the highest-priority victim, then victims in id order; kLowestPriorityFirst puts
+// the highest victim priority first (so that no evicted job outranks a job that then runs in its
+// place, which the next cycle would undo), then price, then count, then ids. Every plan is
 // simulated on a checkpoint of the working state: evict, try to place, roll back; a plan is
 // committed only if the job then places, so nothing is evicted for nothing.
 //

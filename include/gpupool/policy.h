@@ -60,12 +60,23 @@ struct Budgets {
   int64_t max_counterfactual_plans = 2000;
 };
 
+// How the preemption planner ranks the victim sets that would let a pending job start.
+enum class VictimOrder {
+  // Default. The lowest total price (milli-GPU-seconds of lost work), then the fewest victims,
+  // then the lowest priority of the highest-priority victim, then the victims in job-id order.
+  kCheapestFirst,
+  // The lowest priority of the highest-priority victim first (so that no evicted job outranks a
+  // job that then runs in its place, which the next cycle could undo), then the lowest total
+  // price, then the fewest victims, then the victims in job-id order.
+  kLowestPriorityFirst,
+};
+
 // Preemption (DESIGN.md stage 6). A pending job may evict running jobs of its own queue with a
 // lower priority and, with reclaim_across_queues, running jobs of other queues that hold more
 // than their entitlement, under the guarantee and no-loop rules of docs/engine.md. Victims are
 // whole gangs, only preemptible jobs past their minimum runtime. Among the victim sets that let the
-// job start, the planner takes the cheapest in lost work (then the fewest victims, then by job
-// ids), and evicts nothing unless the job then starts.
+// job start, the planner takes the best in `victim_order`, and evicts nothing unless the job then
+// starts.
 struct PreemptionOptions {
   // Off by default: Schedule() emits no Preempt decision.
   bool enabled = false;
@@ -77,6 +88,8 @@ struct PreemptionOptions {
   // (experimental in this version: victims from other queues are not re-placed in the same
   // cycle, so one more cycle may start them elsewhere).
   bool reclaim_across_queues = false;
+  // How victim sets are ranked (see VictimOrder).
+  VictimOrder victim_order = VictimOrder::kCheapestFirst;
 };
 
 // Fair share (DESIGN.md stage 3): each queue's entitlement per GPU model, from guarantees,
@@ -113,6 +126,8 @@ const char* PlacementStrategyName(PlacementStrategy strategy);
 // ("none", "fair-share").
 const char* JobOrderName(JobOrder order);
 const char* QueueOrderName(QueueOrder order);
+// Stable names of the victim orders ("cheapest-first", "lowest-priority-first").
+const char* VictimOrderName(VictimOrder order);
 
 }  // namespace gpupool
 

@@ -150,6 +150,7 @@ std::string PolicyToJson(const Policy& policy) {
   w.BoolField("enabled", policy.preemption.enabled);
   w.IntField("checkpoint_grace_s", policy.preemption.checkpoint_grace_s);
   w.BoolField("reclaim_across_queues", policy.preemption.reclaim_across_queues);
+  w.StringField("victim_order", VictimOrderName(policy.preemption.victim_order));
   w.EndObject();
   w.Key("budgets");
   w.BeginOneLineObject();

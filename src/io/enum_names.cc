@@ -41,6 +41,10 @@ constexpr QueueOrder kQueueOrders[] = {
     QueueOrder::kNone,
     QueueOrder::kFairShare,
 };
+constexpr VictimOrder kVictimOrders[] = {
+    VictimOrder::kCheapestFirst,
+    VictimOrder::kLowestPriorityFirst,
+};
 constexpr PlacementStrategy kPlacementStrategies[] = {
     PlacementStrategy::kBestFit,
     PlacementStrategy::kFirstFit,
@@ -124,6 +128,9 @@ std::optional<JobOrder> ParseJobOrder(std::string_view name) {
 std::optional<QueueOrder> ParseQueueOrder(std::string_view name) {
   return ValueOfFn(kQueueOrders, QueueOrderName, name);
 }
+std::optional<VictimOrder> ParseVictimOrder(std::string_view name) {
+  return ValueOfFn(kVictimOrders, VictimOrderName, name);
+}
 std::optional<PlacementStrategy> ParsePlacementStrategy(std::string_view name) {
   return ValueOfFn(kPlacementStrategies, PlacementStrategyName, name);
 }
@@ -138,6 +145,7 @@ std::string ReplicaScopeNames() { return NamesOf(kReplicaScopes); }
 std::string JobStateNames() { return NamesOf(kJobStates); }
 std::string JobOrderNames() { return NamesOfFn(kJobOrders, JobOrderName); }
 std::string QueueOrderNames() { return NamesOfFn(kQueueOrders, QueueOrderName); }
+std::string VictimOrderNames() { return NamesOfFn(kVictimOrders, VictimOrderName); }
 std::string PlacementStrategyNames() {
   return NamesOfFn(kPlacementStrategies, PlacementStrategyName);
 }

@@ -27,10 +27,11 @@ std::optional<Isolation> ParseIsolation(std::string_view name);
 std::optional<Strictness> ParseStrictness(std::string_view name);
 std::optional<ReplicaScope> ParseReplicaScope(std::string_view name);
 std::optional<JobState> ParseJobState(std::string_view name);
-// Names from PlacementStrategyName(), JobOrderName(), QueueOrderName() and PendingReasonName() of
-// the core.
+// Names from PlacementStrategyName(), JobOrderName(), QueueOrderName(), VictimOrderName() and
+// PendingReasonName() of the core.
 std::optional<JobOrder> ParseJobOrder(std::string_view name);
 std::optional<QueueOrder> ParseQueueOrder(std::string_view name);
+std::optional<VictimOrder> ParseVictimOrder(std::string_view name);
 std::optional<PlacementStrategy> ParsePlacementStrategy(std::string_view name);
 std::optional<PendingReason> ParsePendingReason(std::string_view name);
 
@@ -43,6 +44,7 @@ std::string ReplicaScopeNames();
 std::string JobStateNames();
 std::string JobOrderNames();
 std::string QueueOrderNames();
+std::string VictimOrderNames();
 std::string PlacementStrategyNames();
 std::string PendingReasonNames();
 

@@ -29,15 +29,18 @@ absl::Status ReadBudgets(JsonValue value, const Path& path, Budgets& out) {
 
 absl::Status ReadPreemption(JsonValue value, const Path& path, PreemptionOptions& out) {
   static constexpr FieldSpec kFields[] = {
-      {"enabled"}, {"checkpoint_grace_s"}, {"reclaim_across_queues"}};
+      {"enabled"}, {"checkpoint_grace_s"}, {"reclaim_across_queues"}, {"victim_order"}};
   return internal::ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
         return internal::ReadBool(v, p, out.enabled);
       case 1:
         return internal::ReadInt64(v, p, out.checkpoint_grace_s);
-      default:
+      case 2:
         return internal::ReadBool(v, p, out.reclaim_across_queues);
+      default:
+        return internal::ReadEnum(v, p, out.victim_order, internal::ParseVictimOrder,
+                                  internal::VictimOrderNames);
     }
   });
 }

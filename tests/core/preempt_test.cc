@@ -2,7 +2,9 @@
 // subset on small clusters.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -222,6 +224,44 @@ TEST(PreemptTest, CheapestSetNotFewestVictims) {
   EXPECT_EQ(FindStart(*d, "urgent")->placements[0].node, "n2");
 }
 
+// The two victim orders disagree when the cheapest victim has the higher priority. n1 holds
+// "cheap" (priority 5, 4 GPUs, checkpointed at t=900) and "dear" (priority 1, 4 GPUs,
+// checkpointed at t=100); "urgent" (priority 10) needs 4 GPUs at t=1000.
+//   - cheapest-first: cheap loses 4000 x (100 + 60) = 640,000 against dear's 3,840,000: cheap goes.
+//   - lowest-priority-first: dear (priority 1) goes although it loses six times as much.
+TEST(PreemptTest, VictimOrderDecidesBetweenCheapAndLowPriority) {
+  Job cheap = Running("cheap", "n1", {0, 1, 2, 3}, 900);
+  cheap.priority = 5;
+  Job dear = Running("dear", "n1", {4, 5, 6, 7}, 100);
+  dear.priority = 1;
+  const Snapshot snapshot = SnapshotBuilder()
+                                .Now(1000)
+                                .Model("A100")
+                                .Node(MakeNode("n1", "A100", 8))
+                                .Queue("q")
+                                .Job(cheap)
+                                .Job(dear)
+                                .Job(Urgent("urgent", 4000))
+                                .Build();
+  const struct {
+    VictimOrder order;
+    const char* victim;
+    int64_t lost;
+  } kCases[] = {{VictimOrder::kCheapestFirst, "cheap", 4000 * (100 + 60)},
+                {VictimOrder::kLowestPriorityFirst, "dear", 4000 * (900 + 60)}};
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(VictimOrderName(c.order));
+    Policy policy = PreemptingPolicy();
+    policy.preemption.victim_order = c.order;
+    absl::StatusOr<Decisions> d = Schedule(snapshot, policy);
+    ASSERT_TRUE(d.ok()) << d.status();
+    ASSERT_EQ(d->preemptions.size(), 1u);
+    EXPECT_EQ(d->preemptions[0].job, c.victim);
+    EXPECT_EQ(d->preemptions[0].lost_milli_gpu_seconds, c.lost);
+    EXPECT_NE(FindStart(*d, "urgent"), nullptr);
+  }
+}
+
 // --- Reclaim across queues (preemption.reclaim_across_queues). ---
 
 Policy ReclaimingPolicy() {
@@ -372,10 +412,30 @@ int64_t OracleCost(const Job& job, int64_t now) {
   return milli * (now - since + job.checkpointing.restore_time_s);
 }
 
-// The planner's choice must be a best feasible set: the lowest top victim priority, then the
-// cheapest.
-TEST(PreemptOracleTest, PlannerChoosesACheapestFeasibleVictimSet) {
+// A victim set as the planner ranks it: total price, number of victims, priority of the
+// highest-priority victim, and the victims' ids (sorted).
+struct SetKey {
+  int64_t cost = 0;
+  int32_t count = 0;
+  int32_t top_priority = -1;
+  std::vector<std::string> ids;
+};
+
+// Is `a` better than `b` in `order`?
+bool Better(const SetKey& a, const SetKey& b, VictimOrder order) {
+  if (order == VictimOrder::kLowestPriorityFirst) {
+    return std::tie(a.top_priority, a.cost, a.count, a.ids) <
+           std::tie(b.top_priority, b.cost, b.count, b.ids);
+  }
+  return std::tie(a.cost, a.count, a.top_priority, a.ids) <
+         std::tie(b.cost, b.count, b.top_priority, b.ids);
+}
+
+// The planner's choice must be the best feasible set in the policy's victim order, exactly
+// (with up to 8 candidates the planner searches every subset).
+void CheckPlannerAgainstOracle(VictimOrder order) {
   int checked_with_preemption = 0;
+  int differs_between_orders = 0;
   for (uint64_t seed = 1; seed <= 300; ++seed) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed);
     uint64_t rng = seed;
@@ -399,16 +459,18 @@ TEST(PreemptOracleTest, PlannerChoosesACheapestFeasibleVictimSet) {
           Running("r" + std::to_string(k), "n" + std::to_string(n), gpus, Uniform(rng, 0, 9'000));
       job.start_time = Uniform(rng, 0, 5'000);
       job.checkpointing.restore_time_s = Uniform(rng, 0, 300);
-      job.priority = static_cast<int32_t>(Uniform(rng, 0, 3));
+      job.priority = static_cast<int32_t>(Uniform(rng, 0, 4));
       job.preemptible = Uniform(rng, 0, 9) != 0;
       running.push_back(job);
     }
-    Job urgent = Urgent("urgent", Uniform(rng, 1, 4) * 1000, /*priority=*/2);
+    Job urgent = Urgent("urgent", Uniform(rng, 1, 4) * 1000, /*priority=*/3);
     for (const Job& job : running) builder.Job(job);
     builder.Job(urgent);
     const Snapshot snapshot = builder.Build();
 
-    absl::StatusOr<Decisions> d = Schedule(snapshot, PreemptingPolicy());
+    Policy policy = PreemptingPolicy();
+    policy.preemption.victim_order = order;
+    absl::StatusOr<Decisions> d = Schedule(snapshot, policy);
     ASSERT_TRUE(d.ok()) << d.status();
     if (FindStart(*d, "urgent") != nullptr && d->preemptions.empty()) continue;  // no need
 
@@ -417,39 +479,59 @@ TEST(PreemptOracleTest, PlannerChoosesACheapestFeasibleVictimSet) {
     for (const Job& job : running) {
       if (job.preemptible && job.priority < urgent.priority) eligible.push_back(&job);
     }
-    // The best feasible set: lowest top victim priority, then cheapest.
-    std::pair<int32_t, int64_t> best = {-1, -1};
+    std::optional<SetKey> best, best_other;
+    const VictimOrder other = order == VictimOrder::kCheapestFirst
+                                  ? VictimOrder::kLowestPriorityFirst
+                                  : VictimOrder::kCheapestFirst;
     for (uint32_t mask = 1; mask < (1u << eligible.size()); ++mask) {
       Snapshot without = snapshot;
-      std::pair<int32_t, int64_t> key = {-1, 0};
+      SetKey key;
       for (size_t i = 0; i < eligible.size(); ++i) {
         if (!(mask & (1u << i))) continue;
-        key.first = std::max(key.first, eligible[i]->priority);
-        key.second += OracleCost(*eligible[i], snapshot.now);
+        key.top_priority = std::max(key.top_priority, eligible[i]->priority);
+        key.cost += OracleCost(*eligible[i], snapshot.now);
+        ++key.count;
+        key.ids.push_back(eligible[i]->id);
         std::erase_if(without.jobs, [&](const Job& j) { return j.id == eligible[i]->id; });
       }
+      std::sort(key.ids.begin(), key.ids.end());
       absl::StatusOr<Decisions> trial = Schedule(without, Policy{});
       ASSERT_TRUE(trial.ok()) << trial.status();
-      if (FindStart(*trial, "urgent") != nullptr && (best.first < 0 || key < best)) best = key;
+      if (FindStart(*trial, "urgent") == nullptr) continue;
+      if (!best || Better(key, *best, order)) best = key;
+      if (!best_other || Better(key, *best_other, other)) best_other = key;
     }
-    std::pair<int32_t, int64_t> chosen = {-1, 0};
+    SetKey chosen;
     for (const PreemptDecision& p : d->preemptions) {
       for (const Job& job : running) {
-        if (job.id == p.job) chosen.first = std::max(chosen.first, job.priority);
+        if (job.id == p.job) chosen.top_priority = std::max(chosen.top_priority, job.priority);
       }
-      chosen.second += p.lost_milli_gpu_seconds;
+      chosen.cost += p.lost_milli_gpu_seconds;
+      ++chosen.count;
+      chosen.ids.push_back(p.job);
     }
-    if (best.first < 0) {
+    if (!best) {
       EXPECT_TRUE(d->preemptions.empty());
       EXPECT_EQ(FindStart(*d, "urgent"), nullptr);
     } else {
       ++checked_with_preemption;
+      if (best->ids != best_other->ids) ++differs_between_orders;
       EXPECT_NE(FindStart(*d, "urgent"), nullptr);
-      EXPECT_EQ(chosen, best);
+      EXPECT_EQ(chosen.ids, best->ids) << "cost " << chosen.cost << " vs " << best->cost;
     }
   }
-  // The generator must exercise the interesting case, not only trivial ones.
+  // The generator must exercise the interesting case, not only trivial ones, including cases
+  // where the two orders choose differently.
   EXPECT_GT(checked_with_preemption, 30);
+  EXPECT_GT(differs_between_orders, 3);
+}
+
+TEST(PreemptOracleTest, CheapestFirstChoosesTheBestFeasibleVictimSet) {
+  CheckPlannerAgainstOracle(VictimOrder::kCheapestFirst);
+}
+
+TEST(PreemptOracleTest, LowestPriorityFirstChoosesTheBestFeasibleVictimSet) {
+  CheckPlannerAgainstOracle(VictimOrder::kLowestPriorityFirst);
 }
 
 }  // namespace

@@ -1001,6 +1001,7 @@ TEST(ScheduleTest, PreemptionNeverEvictsAboveAJobItStarts) {
                           .Build();
   Policy policy;
   policy.preemption.enabled = true;
+  policy.preemption.victim_order = VictimOrder::kLowestPriorityFirst;
   Decisions d = ScheduleOk(snapshot, policy);
   ExpectStart(d, "h9", {At("n1", {1}, 1000)});
   ASSERT_EQ(d.preemptions.size(), 1u) << DecisionsToText(d);

@@ -225,7 +225,7 @@ TEST(PolicyJsonTest, CanonicalBytesOfTheDefaultPolicy) {
   "starvation_bound_s": 0,
   "queue_order": "none",
   "fair_share": {"usage_half_life_s": 0},
-  "preemption": {"enabled": false, "checkpoint_grace_s": 0, "reclaim_across_queues": false},
+  "preemption": {"enabled": false, "checkpoint_grace_s": 0, "reclaim_across_queues": false, "victim_order": "cheapest-first"},
   "budgets": {"max_candidates": 0, "max_preemption_plans": 0, "max_counterfactual_plans": 2000}
 }
 )");
@@ -245,6 +245,7 @@ TEST(PolicyJsonTest, OmittedKeysKeepTheDefaults) {
   EXPECT_EQ(policy->budgets.max_preemption_plans, 0);
   EXPECT_FALSE(policy->preemption.enabled);
   EXPECT_EQ(policy->preemption.checkpoint_grace_s, 0);
+  EXPECT_EQ(policy->preemption.victim_order, VictimOrder::kCheapestFirst);
   EXPECT_EQ(policy->scorer, nullptr);
 }
 
@@ -263,6 +264,7 @@ TEST(PolicyJsonTest, RoundTrip) {
   p.preemption.enabled = true;
   p.preemption.checkpoint_grace_s = 120;
   p.preemption.reclaim_across_queues = true;
+  p.preemption.victim_order = VictimOrder::kLowestPriorityFirst;
   p.fair_share.usage_half_life_s = 86400;
   absl::StatusOr<Policy> parsed = ParsePolicy(PolicyToJson(p));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
@@ -279,6 +281,7 @@ TEST(PolicyJsonTest, RoundTrip) {
   EXPECT_TRUE(parsed->preemption.enabled);
   EXPECT_EQ(parsed->preemption.checkpoint_grace_s, 120);
   EXPECT_TRUE(parsed->preemption.reclaim_across_queues);
+  EXPECT_EQ(parsed->preemption.victim_order, VictimOrder::kLowestPriorityFirst);
   EXPECT_EQ(parsed->fair_share.usage_half_life_s, 86400);
   EXPECT_EQ(PolicyToJson(*parsed), PolicyToJson(p));
 }
@@ -304,6 +307,9 @@ TEST(PolicyJsonTest, Errors) {
       {R"({"budgets": {"max_plans": 10}})", "budgets.max_plans: unknown field"},
       {R"({"preemption": {"enabled": "yes"}})", "preemption.enabled: expected true or false"},
       {R"({"preemption": true})", "preemption: expected an object"},
+      {R"({"preemption": {"victim_order": "oldest-first"}})",
+       "preemption.victim_order: unknown value \"oldest-first\" (expected cheapest-first, "
+       "lowest-priority-first)"},
       {R"({"fair_share": {"half_life": 5}})", "fair_share.half_life: unknown field"},
       {R"({"version": 4294967296})", "version: integer out of range (must fit in 32 bits)"},
       {R"({"name": "a", "name": "b"})", "name: duplicate field"},
