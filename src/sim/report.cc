@@ -8,10 +8,13 @@
 #include <vector>
 
 #include "fmt/format.h"
+#include "sim/svg.h"
 
 namespace gpupool::sim {
 
 namespace {
+
+using internal::HtmlEscape;
 
 struct Published {
   const char* list;
@@ -52,29 +55,6 @@ std::string Escape(std::string_view s) {
         } else {
           out += c;
         }
-    }
-  }
-  return out;
-}
-
-std::string Html(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
     }
   }
   return out;
@@ -139,9 +119,6 @@ std::vector<std::array<double, 3>> MeanCurve(const PolicyResult& r) {
   return out;
 }
 
-constexpr std::array<const char*, 8> kColors = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
-                                                "#9467bd", "#8c564b", "#e377c2", "#17becf"};
-
 // One SVG line chart of metric `m` (1: allocation, 2: fragmentation) against arrived load.
 std::string Chart(const std::vector<PolicyResult>& results, int m, std::string_view title,
                   double x_min, double y_min, double y_max) {
@@ -153,18 +130,12 @@ std::string Chart(const std::vector<PolicyResult>& results, int m, std::string_v
   }
   auto X = [&](double x) { return left + (x - x_min) / (x_max - x_min) * pw; };
   auto Y = [&](double y) { return top + (1 - (y - y_min) / (y_max - y_min)) * ph; };
-  std::string s = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-      "viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">\n",
-      w, h, w, h, Html(title));
-  s += fmt::format("<text x=\"{}\" y=\"18\" class=\"t\">{}</text>\n", left, Html(title));
+  std::string s = internal::SvgOpen(w, h, title);
+  s += fmt::format("<text x=\"{}\" y=\"18\" class=\"t\">{}</text>\n", left, HtmlEscape(title));
   // Curves are clipped to the plot area: a value below a zoomed axis leaves the chart rather
   // than being drawn as a false flat line along its edge.
   const std::string clip = fmt::format("plot-{}-{:.0f}-{:.0f}", m, x_min, y_min * 1000);
-  s += fmt::format(
-      "<defs><clipPath id=\"{}\"><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>"
-      "</clipPath></defs>\n",
-      clip, left, top, pw, ph);
+  s += internal::SvgClipRect(clip, left, top, pw, ph);
   for (int i = 0; i <= 5; ++i) {
     const double y = y_min + (y_max - y_min) * i / 5;
     s += fmt::format(
@@ -189,17 +160,14 @@ std::string Chart(const std::vector<PolicyResult>& results, int m, std::string_v
       if (p[0] < x_min) continue;
       points += fmt::format("{:.1f},{:.1f} ", X(p[0]), Y(p[m]));
     }
-    const char* color = kColors[k % kColors.size()];
+    const char* color = internal::ChartColor(k);
     const bool ours = results[k].policy == "default";
     s += fmt::format(
         "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" clip-path=\"url(#{})\" "
         "points=\"{}\"/>\n",
         color, ours ? 3 : 1.5, clip, points);
-    s += fmt::format(
-        "<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"3\"/>"
-        "<text x=\"{}\" y=\"{}\" class=\"l\">{}</text>\n",
-        left + pw + 12, left + pw + 30, top + 12 + 20 * k, top + 12 + 20 * k, color, left + pw + 36,
-        top + 16 + 20 * k, Html(results[k].policy));
+    s += internal::SvgLegendEntry(left + pw + 12, top + 12 + 20 * static_cast<int>(k), color,
+                                  results[k].policy);
   }
   s += "</svg>\n";
   return s;
@@ -279,20 +247,14 @@ std::string SummaryTable(const RunInfo& info, const std::vector<PolicyResult>& r
 std::string HtmlReport(const RunInfo& info, const std::vector<PolicyResult>& results) {
   std::string out =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-      "<title>gpupool simulate report</title>\n<style>\n"
-      "body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}\n"
-      "h1{font-size:20px} .charts{display:flex;flex-wrap:wrap;gap:16px}\n"
-      "svg{background:#fff;border:1px solid #ddd} .g{stroke:#eee} "
-      ".a{font-size:11px;fill:#555} .t{font-size:14px;font-weight:600} .l{font-size:12px}\n"
-      "table{border-collapse:collapse;margin-top:16px} "
-      "td,th{border:1px solid #ccc;padding:4px 10px;text-align:right} "
-      "th{background:#f4f4f4} td:first-child{text-align:left} tr.ours{font-weight:600}\n"
-      "</style></head><body>\n";
+      "<title>gpupool simulate report</title>\n<style>\n";
+  out += internal::kReportCss;
+  out += "</style></head><body>\n";
   out += fmt::format(
       "<h1>gpupool simulate: {} protocol</h1>\n<p>{} nodes, {} GPUs ({}); pods: {}; inflation "
       "{}; {} seed(s) per policy. Curves are means over seeds.</p>\n",
-      Html(info.protocol), info.node_count, info.gpu_count, Html(info.nodes), Html(info.pods),
-      info.ratio, results.empty() ? 0 : results[0].per_seed.size());
+      HtmlEscape(info.protocol), info.node_count, info.gpu_count, HtmlEscape(info.nodes),
+      HtmlEscape(info.pods), info.ratio, results.empty() ? 0 : results[0].per_seed.size());
   double a_min = 1.0;
   double f_max = 0.0;
   for (const PolicyResult& r : results) {
@@ -316,7 +278,7 @@ std::string HtmlReport(const RunInfo& info, const std::vector<PolicyResult>& res
     out += fmt::format(
         "<tr{}><td>{}</td><td>{:.2f}% ± {:.2f}</td><td>{:.2f}% ± {:.2f}</td><td>{:.1f} ± "
         "{:.1f}</td><td>{:.1f}% ± {:.1f}</td><td>{}</td></tr>\n",
-        r.policy == "default" ? " class=\"ours\"" : "", Html(r.policy),
+        r.policy == "default" ? " class=\"ours\"" : "", HtmlEscape(r.policy),
         100 * r.alloc_ratio_at_100.mean, 100 * r.alloc_ratio_at_100.stddev,
         100 * r.alloc_ratio_at_130.mean, 100 * r.alloc_ratio_at_130.stddev,
         r.unallocated_gpus_at_130.mean, r.unallocated_gpus_at_130.stddev,
