@@ -7,6 +7,7 @@
 //       [--html OUT.html]
 //   gpupool simulate --protocol replay --trace philly:PATH [--cluster NxG[/R]]
 //       [--window-start YYYY-MM-DD --window-days D] --policy NAME[,NAME...|all] [--json OUT.json]
+//       [--html OUT.html]
 //       (EVALUATION.md E2: time-based replay of the Philly trace, docs/replay.md)
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include "fmt/format.h"
 #include "gpupool/scorers/scorers.h"
 #include "gpupool/sim/replay.h"
+#include "gpupool/sim/replay_report.h"
 #include "gpupool/sim/report.h"
 #include "gpupool/sim/simulator.h"
 #include "gpupool/sim/workload.h"
@@ -197,6 +199,8 @@ int RunReplayProtocol(const SimulateFlags& f) {
     for (std::string name; std::getline(ss, name, ',');) names.push_back(name);
   }
   std::vector<std::string> json_runs;
+  std::vector<sim::ReplayRun> report_runs;  // only with --html
+  sim::ReplayPool report_pool;
   std::string table = fmt::format(
       "gpupool simulate: replay protocol, {} jobs{}\n\n{:<10} {:>10} {:>10} {:>11} {:>10} "
       "{:>8} {:>9} {:>7} {:>11}\n",
@@ -227,6 +231,10 @@ int RunReplayProtocol(const SimulateFlags& f) {
         "{:<10} {:>9.0f}s {:>9.0f}s {:>10.0f}s {:>9.0f}s {:>7.1f}% {:>9} {:>7.3f} {:>11.1f}\n",
         name, m.jct_mean_s, m.jct_p50_s, m.jct_p99_s, m.queue_delay_mean_s, 100.0 * m.utilization,
         m.preemptions, m.jain_fairness, m.gpu_hours_lost_to_preemption);
+    if (!f.html.empty()) {
+      report_pool = options->pool;
+      report_runs.push_back(sim::ReplayRun{.label = name, .result = *std::move(result)});
+    }
   }
   if (!f.json.empty()) {
     std::string out;
@@ -243,6 +251,18 @@ int RunReplayProtocol(const SimulateFlags& f) {
     }
     if (absl::Status status = WriteFile(f.json, out); !status.ok()) {
       PrintError(status);
+      return kExitInvalidInput;
+    }
+  }
+  if (!f.html.empty()) {
+    sim::ReplayReportInfo info;
+    info.trace = f.trace.substr(kPhilly.size());
+    info.window =
+        start ? fmt::format("jobs submitted from {} for {} days", f.window_start, f.window_days)
+              : std::string("whole trace");
+    info.pool = report_pool;
+    if (absl::Status s = WriteFile(f.html, sim::ReplayHtmlReport(report_runs, info)); !s.ok()) {
+      PrintError(s);
       return kExitInvalidInput;
     }
   }
@@ -389,7 +409,9 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--policy", flags->policy, "Policy names, comma-separated, or all (all)");
   cmd->add_option("--json", flags->json, "Write the results as JSON");
   cmd->add_option("--csv", flags->csv, "Write the curves as CSV");
-  cmd->add_option("--html", flags->html, "Write a self-contained HTML report");
+  cmd->add_option("--html", flags->html,
+                  "Write a self-contained HTML report (both protocols; replay: metrics, JCT "
+                  "distribution, per-queue share over time)");
   cmd->add_option("--engine", flags->engine,
                   "incremental (default) or schedule (gpupool::Schedule() per pod; slow)");
   cmd->add_option("--synthetic-pods", flags->synthetic_pods,

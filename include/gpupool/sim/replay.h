@@ -99,6 +99,8 @@ struct ReplayOptions {
   bool free_preemption = false;
   // 2D-LAS level thresholds in GPU-seconds for the priorities of the LAS queue modes.
   std::vector<int64_t> las_thresholds_gpu_seconds = {3250, 7200};
+  // Width of the buckets of ReplayResult::series, in seconds (> 0). One hour by default.
+  int64_t series_bucket_s = 3600;
 };
 
 // The options of a named replay policy: "fifo", "las", "las-free" or "default" (docs/replay.md
@@ -165,11 +167,38 @@ struct JobOutcome {
   int64_t completion = -1;
   int64_t pending_s = 0;
   int32_t preemptions = 0;
+  // completion - submit (-1 when unschedulable).
+  int64_t jct_s = -1;
+};
+
+// What one queue held and was entitled to over time: the integrals behind
+// QueueMetrics::received_gpu_seconds and entitled_gpu_seconds, cut at bucket boundaries. In
+// milli-GPU-seconds, integers, so that the buckets sum exactly to the totals:
+//   received_gpu_seconds == sum(received_milli_gpu_s) / 1000.0, and the same for entitled.
+// The mean GPUs held in bucket k is received_milli_gpu_s[k] / (1000 x bucket_s).
+struct QueueSeries {
+  std::string queue;
+  std::vector<int64_t> received_milli_gpu_s;
+  std::vector<int64_t> entitled_milli_gpu_s;
+};
+
+// Bucket k covers [start + k x bucket_s, start + (k + 1) x bucket_s); the last one ends at the
+// last completion, so it may be partial. Memory: buckets x queues.
+struct ReplaySeries {
+  // The first submit rounded down to a multiple of bucket_s (whole UTC hours by default).
+  int64_t start = 0;
+  int64_t bucket_s = 0;
+  // The last completion (start when nothing ran).
+  int64_t end = 0;
+  // One per virtual cluster, in the order of ReplayMetrics::queues; every one has the same
+  // number of buckets, ceil((end - start) / bucket_s).
+  std::vector<QueueSeries> queues;
 };
 
 struct ReplayResult {
   ReplayMetrics metrics;
   std::vector<JobOutcome> jobs;
+  ReplaySeries series;
 };
 
 // Replays `jobs` (any order; ties broken by input index) on an empty pool until every job that

@@ -133,6 +133,9 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
   if (pool.nodes <= 0 || pool.gpus_per_node <= 0 || pool.nodes_per_rack <= 0) {
     return absl::InvalidArgumentError("pool: nodes, gpus_per_node and nodes_per_rack must be > 0");
   }
+  if (options.series_bucket_s <= 0) {
+    return absl::InvalidArgumentError("series_bucket_s: must be > 0");
+  }
   const int64_t total_gpus = pool.TotalGpus();
   const int64_t max_gang_gpus = int64_t{pool.nodes_per_rack} * pool.gpus_per_node;
   const int32_t n = static_cast<int32_t>(jobs.size());
@@ -239,13 +242,37 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
   int64_t max_wait = 0;
   long double busy_gpu_seconds = 0;
   long double lost_gpu_seconds = 0;
-  std::vector<long double> received(num_vc, 0), entitled(num_vc, 0);
   std::vector<int64_t> usage_milli(num_vc, 0), demand_milli(num_vc, 0), ent(num_vc, 0);
   const int64_t interval = options.checkpoint_interval_s;
   const bool preemption_on = options.policy.preemption.enabled;
   int64_t first_submit = arrivals.empty() ? 0 : jobs[arrivals[0]].submit_time;
   int64_t last_completion = first_submit;
   int64_t prev_t = first_submit;
+
+  // The per-queue integrals of GPUs held and entitled, in milli-GPU-seconds per time bucket
+  // (their sums are the metrics' totals).
+  const int64_t bucket_s = options.series_bucket_s;
+  ReplaySeries& series = result.series;
+  series.bucket_s = bucket_s;
+  series.start = first_submit - ((first_submit % bucket_s) + bucket_s) % bucket_s;
+  series.queues.resize(num_vc);
+  for (size_t q = 0; q < num_vc; ++q) series.queues[q].queue = vc_names[q];
+  auto integrate_queues = [&](int64_t from, int64_t to) {
+    while (from < to) {
+      const auto k = static_cast<size_t>((from - series.start) / bucket_s);
+      const int64_t until = std::min(to, series.start + static_cast<int64_t>(k + 1) * bucket_s);
+      for (size_t q = 0; q < num_vc; ++q) {
+        QueueSeries& qs = series.queues[q];
+        if (qs.received_milli_gpu_s.size() <= k) {
+          qs.received_milli_gpu_s.resize(k + 1, 0);
+          qs.entitled_milli_gpu_s.resize(k + 1, 0);
+        }
+        qs.received_milli_gpu_s[k] += (until - from) * usage_milli[q];
+        qs.entitled_milli_gpu_s[k] += (until - from) * ent[q];
+      }
+      from = until;
+    }
+  };
 
   auto finish_wait = [&](int32_t i, int64_t now) {
     const int64_t waited = now - st[i].pending_since;
@@ -262,10 +289,7 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
     if (t > prev_t) {
       const long double dt = static_cast<long double>(t - prev_t);
       busy_gpu_seconds += dt * static_cast<long double>(total_gpus - free_gpus);
-      for (size_t q = 0; q < num_vc; ++q) {
-        received[q] += dt * usage_milli[q] / kMilliPerGpu;
-        entitled[q] += dt * ent[q] / kMilliPerGpu;
-      }
+      integrate_queues(prev_t, t);
       prev_t = t;
     }
 
@@ -455,6 +479,7 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
       continue;
     }
     const int64_t c = result.jobs[i].completion - jobs[i].submit_time;
+    result.jobs[i].jct_s = c;
     jct.push_back(c);
     delay.push_back(result.jobs[i].pending_s);
     vc_jct[st[i].vc].push_back(c);
@@ -472,6 +497,20 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
                       : 0;
   m.gpu_hours_lost_to_preemption = static_cast<double>(lost_gpu_seconds / 3600);
   m.max_wait_s = max_wait;
+  series.end = last_completion;
+  const auto buckets = static_cast<size_t>(
+      last_completion > series.start ? (last_completion - series.start + bucket_s - 1) / bucket_s
+                                     : 0);
+  std::vector<int64_t> received(num_vc, 0), entitled(num_vc, 0);
+  for (size_t q = 0; q < num_vc; ++q) {
+    QueueSeries& qs = series.queues[q];
+    qs.received_milli_gpu_s.resize(buckets, 0);
+    qs.entitled_milli_gpu_s.resize(buckets, 0);
+    for (size_t k = 0; k < buckets; ++k) {
+      received[q] += qs.received_milli_gpu_s[k];
+      entitled[q] += qs.entitled_milli_gpu_s[k];
+    }
+  }
   long double sum = 0, sum_sq = 0;
   int64_t with_demand = 0;
   for (size_t q = 0; q < num_vc; ++q) {
@@ -482,11 +521,12 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
         total_demand == 0 ? 0
                           : static_cast<double>(vc_demand[q]) / static_cast<double>(total_demand);
     qm.guaranteed_milli = guarantee[q];
-    qm.received_gpu_seconds = static_cast<double>(received[q]);
-    qm.entitled_gpu_seconds = static_cast<double>(entitled[q]);
+    qm.received_gpu_seconds = static_cast<double>(received[q]) / kMilliPerGpu;
+    qm.entitled_gpu_seconds = static_cast<double>(entitled[q]) / kMilliPerGpu;
     qm.jct_mean_s = Mean(vc_jct[q]);
     if (entitled[q] > 0) {
-      const long double r = received[q] / entitled[q];
+      const long double r =
+          static_cast<long double>(received[q]) / static_cast<long double>(entitled[q]);
       qm.share_ratio = static_cast<double>(r);
       sum += r;
       sum_sq += r * r;
