@@ -7,6 +7,10 @@
 
 namespace gpupool::internal {
 
+bool Starving(const Job& job, const Policy& policy, int64_t now) {
+  return policy.starvation_bound_s > 0 && now - job.submit_time > policy.starvation_bound_s;
+}
+
 void SortInJobOrder(const SnapshotIndex& index, const Policy& policy, std::vector<int32_t>& jobs) {
   // Sort flat keys rather than job pointers: the comparator then never leaves the array. The
   // key is (starving first, the order's primary key, submit time, job index).
@@ -17,7 +21,6 @@ void SortInJobOrder(const SnapshotIndex& index, const Policy& policy, std::vecto
     int32_t job;
   };
   const int64_t now = index.snapshot().now;
-  const int64_t bound = policy.starvation_bound_s;
   constexpr int64_t kUnknown = std::numeric_limits<int64_t>::max();
   std::vector<Key> keys;
   keys.reserve(jobs.size());
@@ -25,7 +28,7 @@ void SortInJobOrder(const SnapshotIndex& index, const Policy& policy, std::vecto
     const JobInfo& info = index.job(j);
     const Job& job = *info.job;
     Key key{1, 0, job.submit_time, j};
-    if (bound > 0 && now - job.submit_time > bound) key.starving = 0;
+    if (Starving(job, policy, now)) key.starving = 0;
     switch (policy.job_order) {
       case JobOrder::kPriorityFifo:
         key.primary = -static_cast<int64_t>(job.priority);
@@ -76,9 +79,15 @@ JobSequence::JobSequence(const SnapshotIndex& index, const Policy& policy,
       fair_(policy.queue_order == QueueOrder::kFairShare) {
   flat_ = OrderPendingJobs(index, policy);
   if (!fair_) return;
+  const int64_t now = index.snapshot().now;
+  while (starving_ < flat_.size() && Starving(*index.job(flat_[starving_]).job, policy, now)) {
+    ++starving_;
+  }
   per_queue_.resize(index.queue_count());
   queue_cursor_.assign(index.queue_count(), 0);
-  for (int32_t j : flat_) per_queue_[index.job(j).queue].push_back(j);
+  for (size_t i = starving_; i < flat_.size(); ++i) {
+    per_queue_[index.job(flat_[i]).queue].push_back(flat_[i]);
+  }
   for (int32_t q = 0; q < index.queue_count(); ++q) {
     if (!per_queue_[q].empty()) turns_.insert(TurnOf(q));
   }
@@ -102,6 +111,7 @@ JobSequence::Turn JobSequence::TurnOf(int32_t q) const {
 
 int32_t JobSequence::Next() {
   if (!fair_) return cursor_ < flat_.size() ? flat_[cursor_++] : kNone;
+  if (cursor_ < starving_) return flat_[cursor_++];
   if (last_queue_ != kNone && queue_cursor_[last_queue_] < per_queue_[last_queue_].size()) {
     turns_.insert(TurnOf(last_queue_));  // re-keyed with what it holds now
   }

@@ -18,11 +18,16 @@ namespace gpupool::internal {
 // a strict total order.
 std::vector<int32_t> OrderPendingJobs(const SnapshotIndex& index, const Policy& policy);
 
+// Has pending job `job` waited longer than the policy's starvation bound (now - submit_time)?
+bool Starving(const Job& job, const Policy& policy, int64_t now);
+
 // Sorts `jobs` (dense indices, any state) into the same order.
 void SortInJobOrder(const SnapshotIndex& index, const Policy& policy, std::vector<int32_t>& jobs);
 
 // The sequence in which the cycle considers pending jobs. With QueueOrder::kNone it is
-// OrderPendingJobs(). With kFairShare, queues take turns: each turn goes to the queue with the
+// OrderPendingJobs(). With kFairShare, jobs past the starvation bound come first, oldest first,
+// whatever their queue (the guard is a promise about waiting, not about shares); then queues take
+// turns: each turn goes to the queue with the
 // lowest usage / entitlement over all models at that moment (usage read from the working state,
 // so what a queue starts counts against it at once; a queue with no entitlement comes after all
 // that have one, by usage), then higher queue priority, then queue id; it considers its next job
@@ -53,6 +58,8 @@ class JobSequence {
   bool fair_;
   std::vector<int32_t> flat_;
   size_t cursor_ = 0;
+  // With fair turns: flat_[0, starving_) are the starving jobs, served before any turn.
+  size_t starving_ = 0;
   std::vector<std::vector<int32_t>> per_queue_;
   std::vector<size_t> queue_cursor_;
   absl::btree_set<Turn> turns_;

@@ -1,10 +1,11 @@
 // Schedule(): one cycle, stage by stage (DESIGN.md "The engine: one cycle").
 //
-// This version runs stages 1 to 6 and 9: validate and index, build the working state from
+// This version runs stages 1 to 7 and 9: validate and index, build the working state from
 // running jobs, compute fair share (reported per queue; it also bounds reclaim), order pending
 // jobs, place gangs, optionally evict work for a job that does not place (policy.preemption:
-// lower priority in its queue, or other queues above their entitlement), and give every job
-// left pending its reason. Backfill and consolidation come with later issues.
+// lower priority in its queue, or other queues above their entitlement), hold capacity for jobs
+// past the starvation bound that still cannot start (reserve.h), and give every job left pending
+// its reason. Backfill into held capacity and consolidation come with later issues.
 //
 // Equivalence classes of jobs: between preemptions capacity only shrinks, so a job identical in
 // everything placement looks at (queue, groups, requests, constraints) to one that already failed
@@ -26,6 +27,7 @@
 #include "order.h"
 #include "place.h"
 #include "preempt.h"
+#include "reserve.h"
 #include "snapshot_index.h"
 #include "working_state.h"
 
@@ -134,7 +136,9 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
   // Failed shapes: hash -> (representative job, its pending decision). The hash only narrows
   // the search; equality is checked field by field, and nothing is iterated in hash order.
   absl::flat_hash_map<uint64_t, std::vector<std::pair<int32_t, size_t>>> failed_shapes;
-  std::vector<int32_t> start_jobs, pending_jobs, preempt_jobs;
+  internal::Reserver reserver(index, state, placer);
+  std::vector<int32_t> start_jobs, pending_jobs, preempt_jobs, reserve_jobs;
+  const int64_t now = snapshot.now;
   const int64_t budget = policy.budgets.max_candidates;
   internal::JobSequence sequence(index, policy, state, entitlements);
   for (int32_t j = sequence.Next(); j != internal::kNone; j = sequence.Next()) {
@@ -168,6 +172,7 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
     state.Commit();
     if (placements) {
       ++counters.jobs_started;
+      reserver.NoteStart(j, *placements);
       decisions.starts.push_back(StartDecision{info.job->id, std::move(*placements)});
       start_jobs.push_back(j);
       continue;
@@ -181,6 +186,7 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
           preempt_jobs.push_back(index.FindJob(p.job));
           decisions.preemptions.push_back(std::move(p));
         }
+        reserver.NoteStart(j, plan->placements);
         decisions.starts.push_back(StartDecision{info.job->id, std::move(plan->placements)});
         start_jobs.push_back(j);
         // Capacity grew where the victims were: earlier failures no longer prove anything.
@@ -196,6 +202,14 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
         pending.reason == PendingReason::kTopology) {
       planner.ExplainCounterfactual(j, pending);
       state.Commit();
+      // Stage 7: a job past the starvation bound gets capacity held where it can start soonest.
+      if (internal::Starving(*info.job, policy, now)) {
+        if (auto reserve = reserver.Reserve(j)) {
+          decisions.reservations.push_back(std::move(*reserve));
+          reserve_jobs.push_back(j);
+        }
+        state.Commit();
+      }
     }
     decisions.pending.push_back(std::move(pending));
     pending_jobs.push_back(j);
@@ -224,6 +238,7 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
       state.Commit();
       if (!placements) continue;
       ++counters.jobs_started;
+      reserver.NoteStart(j, *placements);
       decisions.starts.push_back(StartDecision{index.job(j).job->id, std::move(*placements)});
       start_jobs.push_back(j);
       if (pending_at[j] != SIZE_MAX) started_late[pending_at[j]] = 1;
@@ -242,6 +257,7 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
   SortByJob(decisions.starts, start_jobs);
   SortByJob(decisions.pending, pending_jobs);
   SortByJob(decisions.preemptions, preempt_jobs);
+  SortByJob(decisions.reservations, reserve_jobs);
   return decisions;
 }
 

@@ -81,7 +81,10 @@ int64_t WorkingState::running_milli(int32_t j) const {
 }
 
 void WorkingState::ReleaseRunningJob(int32_t j) {
-  if (held_.empty()) return;
+  if (held_.empty() || held_[j].empty()) return;
+  if (released_.empty()) released_.assign(index_.job_count(), 0);
+  if (released_[j] != 0) return;
+  Set(released_, j, 1);
   for (const Held& held : held_[j]) Free(j, held);
 }
 

@@ -45,8 +45,11 @@ class WorkingState {
   // Adds a running job's placements (validated) to the state. Not undoable; call before any
   // transaction.
   void AddRunningJob(int32_t job);
-  // Gives back everything a running job holds (as if it were evicted). Undoable.
+  // Gives back everything a running job holds (as if it were evicted). Undoable. Releasing a job
+  // already released does nothing.
   void ReleaseRunningJob(int32_t job);
+  // Has running job j been released (in the transactions so far)?
+  bool released(int32_t job) const { return !released_.empty() && released_[job] != 0; }
   // Milli-GPUs a running job holds in total.
   int64_t running_milli(int32_t job) const;
 
@@ -140,8 +143,9 @@ class WorkingState {
   std::vector<absl::btree_set<NodeKey>> ordered_;
   // Key under which each open node currently sits in its ordered index.
   std::vector<NodeKey> indexed_key_;
-  // Per job: what it holds, if it is running.
+  // Per job: what it holds, if it is running, and whether it has been released (1) or not (0).
   std::vector<std::vector<Held>> held_;
+  std::vector<int64_t> released_;
 
   struct Undo {
     int64_t* slot;

@@ -1,0 +1,134 @@
+// Stage 7: reservations for jobs past the starvation bound (src/reserve.h).
+#include <string>
+#include <vector>
+
+#include "gpupool/schedule.h"
+#include "gtest/gtest.h"
+#include "testing/builders.h"
+
+namespace gpupool {
+namespace {
+
+using testing::GpuRequest;
+using testing::MakeNode;
+using testing::MakePendingJob;
+using testing::MakeRunningJob;
+using testing::Placement;
+using testing::SnapshotBuilder;
+
+constexpr int64_t kDay = 86400;
+
+// Three 4-GPU nodes, each with one 2-GPU job running; their work ends at different times. A
+// 2-node gang (2 x 4 GPUs) submitted three days ago waits; a 2-GPU job submitted now waits behind
+// it.
+Snapshot StarvingGang(bool with_estimates) {
+  SnapshotBuilder b;
+  b.Now(3 * kDay).Model("a100");
+  for (const char* id : {"n1", "n2", "n3"}) b.Node(MakeNode(id, "a100", 4));
+  b.Queue("q");
+  const int64_t ends[] = {5000, 100, 900};  // seconds of work left on n1, n2, n3
+  for (int i = 0; i < 3; ++i) {
+    Job running = MakeRunningJob("r" + std::to_string(i + 1), "q", GpuRequest(2000),
+                                 {Placement("n" + std::to_string(i + 1), {0, 1})}, 3 * kDay - 60);
+    running.attained_service_s = 60;
+    if (with_estimates) running.runtime_estimate_s = 60 + ends[i];
+    b.Job(running);
+  }
+  Job gang = MakePendingJob("gang", "q", GpuRequest(4000), 2);
+  gang.submit_time = 0;
+  b.Job(gang);
+  Job small = MakePendingJob("small", "q", GpuRequest(2000));
+  small.submit_time = 3 * kDay;
+  b.Job(small);
+  return b.Build();
+}
+
+Policy WithBound(int64_t bound_s) {
+  Policy policy;
+  policy.starvation_bound_s = bound_s;
+  return policy;
+}
+
+TEST(ReserveTest, StarvingGangHoldsTheNodesThatFreeUpFirst) {
+  absl::StatusOr<Decisions> d = Schedule(StarvingGang(true), WithBound(2 * kDay));
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->reservations.size(), 1u);
+  EXPECT_EQ(d->reservations[0].job, "gang");
+  // n2 frees up after 100 s and n3 after 900 s; n1 not before 5,000 s.
+  EXPECT_EQ(d->reservations[0].nodes, (std::vector<std::string>{"n2", "n3"}));
+  EXPECT_EQ(d->reservations[0].expected_start, 3 * kDay + 900);
+  // The small job may not take the free GPUs of n2 or n3: it goes to n1.
+  const StartDecision* small = testing::FindStart(*d, "small");
+  ASSERT_NE(small, nullptr);
+  EXPECT_EQ(small->placements[0].node, "n1");
+  EXPECT_NE(testing::FindPending(*d, "gang"), nullptr);
+}
+
+TEST(ReserveTest, NoBoundNoReservation) {
+  absl::StatusOr<Decisions> d = Schedule(StarvingGang(true), Policy{});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->reservations.empty());
+  // Best-fit puts the small job on the lowest node of equal free capacity: n1.
+  ASSERT_NE(testing::FindStart(*d, "small"), nullptr);
+}
+
+TEST(ReserveTest, YoungJobsGetNoReservation) {
+  absl::StatusOr<Decisions> d = Schedule(StarvingGang(true), WithBound(4 * kDay));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->reservations.empty());
+}
+
+TEST(ReserveTest, WithoutEstimatesTheLeastBusyNodesAndNoExpectedStart) {
+  Snapshot s = StarvingGang(false);
+  // n3's job is gone: n3 is empty, so it is the first choice; n1 and n2 tie on busy GPUs and
+  // go by topology order.
+  std::erase_if(s.jobs, [](const Job& j) { return j.id == "r3"; });
+  absl::StatusOr<Decisions> d = Schedule(s, WithBound(2 * kDay));
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->reservations.size(), 1u);
+  EXPECT_EQ(d->reservations[0].nodes, (std::vector<std::string>{"n1", "n3"}));
+  EXPECT_EQ(d->reservations[0].expected_start, -1);
+  // The small job now fits only on n2.
+  const StartDecision* small = testing::FindStart(*d, "small");
+  ASSERT_NE(small, nullptr);
+  EXPECT_EQ(small->placements[0].node, "n2");
+}
+
+TEST(ReserveTest, ANeverFittingJobGetsNone) {
+  Snapshot s = StarvingGang(true);
+  for (Job& j : s.jobs) {
+    if (j.id == "gang") j.groups[0].replicas = 4;  // 16 GPUs in a 12-GPU pool
+  }
+  absl::StatusOr<Decisions> d = Schedule(s, WithBound(2 * kDay));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->reservations.empty());
+}
+
+// With fair-share turns, a starving job of a queue far above its share still comes first, so
+// the capacity it waits for is not handed to the other queue's turn.
+TEST(ReserveTest, StarvingJobsComeBeforeQueueTurns) {
+  SnapshotBuilder b;
+  b.Now(3 * kDay).Model("a100");
+  b.Node(MakeNode("n1", "a100", 4));
+  Queue rich = testing::MakeQueue("rich");
+  Queue poor = testing::MakeQueue("poor");
+  poor.quotas.push_back(Quota{.gpu_model = "*", .guaranteed_milli = 4000});
+  b.Queue(rich).Queue(poor);
+  Job old = MakePendingJob("old", "rich", GpuRequest(4000));
+  old.submit_time = 0;
+  Job fresh = MakePendingJob("fresh", "poor", GpuRequest(4000));
+  fresh.submit_time = 3 * kDay;
+  b.Job(old).Job(fresh);
+  Policy policy = WithBound(2 * kDay);
+  policy.queue_order = QueueOrder::kFairShare;
+  absl::StatusOr<Decisions> d = Schedule(b.Build(), policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(testing::StartedJobs(*d), (std::vector<std::string>{"old"}));
+  policy.starvation_bound_s = 0;
+  d = Schedule(b.Build(), policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(testing::StartedJobs(*d), (std::vector<std::string>{"fresh"}));
+}
+
+}  // namespace
+}  // namespace gpupool
