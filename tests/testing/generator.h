@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -78,6 +79,24 @@ class WeightedPicker {
 // running job's gang_level is always kPreferred, since first-fit does not keep gangs in one
 // domain).
 Snapshot GenerateRandomSnapshot(uint64_t seed);
+
+// A small multi-queue preemption scenario, for replaying many cycles (preemption_cycles_test):
+// 2-6 ready nodes of 2-4 healthy GPUs (one island each) of one or two GPU models, with ample CPU
+// and memory; a queue tree of 2-5 queues (flat, or one level of children under 1-2 parents; at
+// least two leaves) where the guarantees of the roots add up to at most the pool's capacity and a
+// parent's children to at most the parent's (per GPU model, or as one "*" guarantee), over-quota
+// weights 0-4, some "*" limits and a few queues that may not borrow; 6-16 jobs, mostly in leaf
+// queues, as made by GenerateMultiQueueJob, of which about half run (placed by first-fit, started
+// up to 3,000 s before `now`, with checkpoint times when they checkpoint). No isolation, owner
+// restrictions, topology levels, elastic groups or faults: only what preemption looks at varies.
+Snapshot GenerateMultiQueueScenario(uint64_t seed);
+
+// A pending job for a snapshot of GenerateMultiQueueScenario, submitted at snapshot.now: in a leaf
+// queue (sometimes an inner one), priority 0-4, a gang of one group of 1-3 replicas of 500, 1000
+// or 2000 milli-GPUs (sometimes 4000, sometimes a second group), sometimes restricted to one GPU
+// model; 75% preemptible, 30% with a minimum runtime of 300-1200 s, half of them checkpointing
+// (interval, checkpoint cost and restore time).
+Job GenerateMultiQueueJob(Rng& rng, const Snapshot& snapshot, std::string id);
 
 // The knobs of the large E3 scenarios. Defaults are those of S1 at scale 1.
 struct ScenarioOptions {
