@@ -38,11 +38,15 @@ enum Scenario : int {
   kS1Jobs = 3,   // S1's 5,000 nodes, the given share of its 50,000 jobs
   kS1Nodes = 4,  // S1's 5,000 jobs (scale 0.1), the given share of its 5,000 nodes
   kS3 = 5,       // S3 storm: S2's pool full of preemptible priority-0 work, 2,000 priority-10 gangs
+  kS3Reclaim = 6,  // S3 with preemption.reclaim_across_queues on (same snapshot)
 };
+
+bool IsS3(int scenario) { return scenario == kS3 || scenario == kS3Reclaim; }
 
 // Snapshots by (scenario, scale in percent), generated on first use and kept for the process.
 const Snapshot& CachedScenario(int scenario, int64_t scale_percent) {
   static auto* cache = new std::map<std::pair<int, int64_t>, Snapshot>();
+  if (scenario == kS3Reclaim) scenario = kS3;  // the same snapshot, another policy
   auto [it, inserted] = cache->try_emplace({scenario, scale_percent});
   if (inserted) {
     const double scale = static_cast<double>(scale_percent) / 100.0;
@@ -107,7 +111,10 @@ void SetShapeCounters(benchmark::State& state, const Snapshot& snapshot) {
 void BM_Schedule(benchmark::State& state, int scenario) {
   const Snapshot& snapshot = CachedScenario(scenario, state.range(0));
   Policy policy;
-  if (scenario == kS3) policy.preemption.enabled = true;  // within each queue, by priority
+  // S3: within each queue, by priority; S3reclaim: also across queues, from queues above their
+  // entitlement.
+  if (IsS3(scenario)) policy.preemption.enabled = true;
+  if (scenario == kS3Reclaim) policy.preemption.reclaim_across_queues = true;
   Counters counters;
   for (auto _ : state) {
     absl::StatusOr<Decisions> decisions = Schedule(snapshot, policy);
@@ -123,7 +130,7 @@ void BM_Schedule(benchmark::State& state, int scenario) {
   state.counters["candidates"] = static_cast<double>(counters.candidates_evaluated);
   state.counters["rollbacks"] = static_cast<double>(counters.transactions_rolled_back);
   state.counters["equiv_hits"] = static_cast<double>(counters.equivalence_hits);
-  if (scenario == kS3) {
+  if (IsS3(scenario)) {
     state.counters["preemptions"] = static_cast<double>(counters.preemptions);
     state.counters["plans"] = static_cast<double>(counters.preemption_plans);
   }
@@ -174,6 +181,7 @@ int main(int argc, char** argv) {
   if (with_s2) {
     gpupool::Register("Schedule/S2", BM_Schedule, gpupool::kS2, {10, 100});
     gpupool::Register("Schedule/S3", BM_Schedule, gpupool::kS3, {10, 25, 100});
+    gpupool::Register("Schedule/S3reclaim", BM_Schedule, gpupool::kS3Reclaim, {10, 25, 100});
     gpupool::Register("Validate/S2", BM_Validate, gpupool::kS2, {10, 100});
   }
   benchmark::Initialize(&argc, argv);

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 
 #include "fmt/format.h"
+#include "internal/check.h"
 #include "internal/saturating.h"
 
 namespace gpupool::internal {
@@ -19,28 +21,38 @@ PreemptionPlanner::PreemptionPlanner(const SnapshotIndex& index, WorkingState& s
       counters_(counters),
       evicted_(index.job_count(), 0),
       cost_cache_(index.job_count(), -1),
-      running_by_queue_(index.queue_count()) {
+      running_by_queue_(index.queue_count()),
+      queue_depth_(index.queue_count(), 0) {
   for (int32_t j = 0; j < index.job_count(); ++j) {
     const JobInfo& info = index.job(j);
     if (info.job->state == JobState::kRunning && info.queue != kNone) {
       running_by_queue_[info.queue].push_back(j);
     }
   }
+  for (int32_t q = 0; q < index.queue_count(); ++q) {
+    for (int32_t a = index.queue_parent(q); a != kNone; a = index.queue_parent(a)) {
+      ++queue_depth_[q];
+    }
+  }
 }
 
 int32_t PreemptionPlanner::Side(int32_t q, int32_t other) const {
-  // Ancestors of `other`, then walk up from q to the first one of them.
-  std::vector<int32_t> above_other;
-  for (int32_t a = other; a != kNone; a = index_.queue_parent(a)) above_other.push_back(a);
+  // Climb to equal depths, then together to the lowest common ancestor, remembering the last
+  // queue on q's path below it.
+  int32_t a = q, b = other;
+  int32_t depth_a = queue_depth_[q], depth_b = queue_depth_[other];
   int32_t child = kNone;
-  for (int32_t a = q; a != kNone; a = index_.queue_parent(a)) {
-    if (std::find(above_other.begin(), above_other.end(), a) != above_other.end()) {
-      // `a` is the lowest common ancestor; q's side is the child of it on q's path.
-      return child;  // kNone when q itself is the ancestor
-    }
+  for (; depth_a > depth_b; --depth_a) {
     child = a;
+    a = index_.queue_parent(a);
   }
-  return child;  // different trees: the roots are the sides
+  for (; depth_b > depth_a; --depth_b) b = index_.queue_parent(b);
+  while (a != b) {  // different trees meet at kNone: the roots are the sides
+    child = a;
+    a = index_.queue_parent(a);
+    b = index_.queue_parent(b);
+  }
+  return child;  // kNone when q itself is the ancestor
 }
 
 int64_t PreemptionPlanner::GuaranteeTotal(int32_t q) const {
@@ -51,45 +63,75 @@ int64_t PreemptionPlanner::GuaranteeTotal(int32_t q) const {
   return std::max(per_model, entitlements_.guaranteed(q, index_.any_model_slot()));
 }
 
-bool PreemptionPlanner::PlanAllowed(int32_t j, const std::vector<int32_t>& victims) const {
-  const JobInfo& info = index_.job(j);
-  const int32_t any = index_.any_model_slot();
-  // Victim sides and what the plan takes from each; own-queue victims lower the job's side.
-  std::vector<std::pair<int32_t, int64_t>> taken;  // (side, milli)
-  int64_t own_freed = 0;
-  int32_t job_side = kNone;
-  for (int32_t v : victims) {
-    const int32_t vq = index_.job(v).queue;
-    if (vq == info.queue) {
-      own_freed += state_.running_milli(v);
-      continue;
-    }
-    const int32_t side = Side(vq, info.queue);
-    const int32_t mine = Side(info.queue, vq);
-    if (side == kNone || mine == kNone) return false;
-    if (job_side == kNone) job_side = mine;
-    if (mine != job_side) return false;  // one comparison per plan: victims under one sibling
-    auto it =
-        std::find_if(taken.begin(), taken.end(), [side](const auto& e) { return e.first == side; });
-    if (it == taken.end()) {
-      taken.emplace_back(side, state_.running_milli(v));
-    } else {
-      it->second += state_.running_milli(v);
-    }
+bool PreemptionPlanner::TallyAdd(int32_t j, int32_t v, RuleTally& tally) const {
+  const int32_t jq = index_.job(j).queue;
+  const int32_t vq = index_.job(v).queue;
+  const int64_t milli = state_.running_milli(v);
+  if (vq == jq) {
+    tally.own_freed += milli;
+    return true;
   }
-  if (taken.empty()) return true;  // only own-queue victims: the priority rule already holds
-  const int64_t job_usage_after = state_.queue_usage(job_side, any) + info.gang_milli - own_freed;
-  const int64_t job_over = job_usage_after - entitlements_.entitlement(job_side, any);
-  const bool borrowing = job_usage_after > GuaranteeTotal(job_side);
-  for (const auto& [side, milli] : taken) {
-    const int64_t usage = state_.queue_usage(side, any);
-    const int64_t entitlement = entitlements_.entitlement(side, any);
-    const int64_t guarantee = GuaranteeTotal(side);
-    if (usage <= entitlement) return false;
-    if (borrowing ? usage - milli < guarantee : usage <= guarantee) return false;
-    if (job_over > usage - milli - entitlement) return false;
+  const int32_t side = Side(vq, jq);
+  const int32_t mine = Side(jq, vq);
+  if (side == kNone || mine == kNone) return false;
+  // One comparison per plan: victims of other queues all under one sibling of the job's side.
+  if (tally.cross > 0 && mine != tally.job_side) return false;
+  tally.job_side = mine;
+  ++tally.cross;
+  auto it = std::find_if(tally.taken.begin(), tally.taken.end(),
+                         [side](const RuleTally::Taken& t) { return t.side == side; });
+  if (it == tally.taken.end()) {
+    tally.taken.push_back({side, milli, 1});
+  } else {
+    it->milli += milli;
+    ++it->victims;
   }
   return true;
+}
+
+void PreemptionPlanner::TallyRemove(int32_t j, int32_t v, RuleTally& tally) const {
+  const int32_t jq = index_.job(j).queue;
+  const int32_t vq = index_.job(v).queue;
+  const int64_t milli = state_.running_milli(v);
+  if (vq == jq) {
+    tally.own_freed -= milli;
+    return;
+  }
+  const int32_t side = Side(vq, jq);
+  auto it = std::find_if(tally.taken.begin(), tally.taken.end(),
+                         [side](const RuleTally::Taken& t) { return t.side == side; });
+  GPUPOOL_CHECK(it != tally.taken.end());
+  it->milli -= milli;
+  if (--it->victims == 0) tally.taken.erase(it);
+  if (--tally.cross == 0) tally.job_side = kNone;
+}
+
+bool PreemptionPlanner::TallyAllows(int32_t j, const RuleTally& tally) const {
+  if (tally.taken.empty()) return true;  // only own-queue victims: the priority rule holds
+  const JobInfo& info = index_.job(j);
+  const int32_t any = index_.any_model_slot();
+  const int32_t job_side = tally.job_side;
+  const int64_t job_usage_after =
+      state_.queue_usage(job_side, any) + info.gang_milli - tally.own_freed;
+  const int64_t job_over = job_usage_after - entitlements_.entitlement(job_side, any);
+  const bool borrowing = job_usage_after > GuaranteeTotal(job_side);
+  for (const RuleTally::Taken& t : tally.taken) {
+    const int64_t usage = state_.queue_usage(t.side, any);
+    const int64_t entitlement = entitlements_.entitlement(t.side, any);
+    const int64_t guarantee = GuaranteeTotal(t.side);
+    if (usage <= entitlement) return false;
+    if (borrowing ? usage - t.milli < guarantee : usage <= guarantee) return false;
+    if (job_over > usage - t.milli - entitlement) return false;
+  }
+  return true;
+}
+
+bool PreemptionPlanner::PlanAllowed(int32_t j, const std::vector<int32_t>& victims) const {
+  RuleTally tally;
+  for (int32_t v : victims) {
+    if (!TallyAdd(j, v, tally)) return false;
+  }
+  return TallyAllows(j, tally);
 }
 
 int64_t PreemptionPlanner::VictimCost(int32_t v) const {
@@ -154,101 +196,20 @@ std::optional<std::vector<ReplicaPlacement>> PreemptionPlanner::Simulate(
 
 std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) {
   std::vector<int32_t> candidates = Candidates(j);
-  if (candidates.empty() || !BudgetLeft()) return std::nullopt;
-  std::vector<int64_t> cost(index_.job_count(), 0);
-  for (int32_t v : candidates) cost[v] = VictimCost(v);
-  auto priority = [this](int32_t v) { return index_.job(v).job->priority; };
-  const bool priority_first = policy_.preemption.victim_order == VictimOrder::kLowestPriorityFirst;
-  // In the policy's order: (priority, cost) or (cost, priority); ties by id (dense index order).
-  std::stable_sort(candidates.begin(), candidates.end(), [&](int32_t a, int32_t b) {
-    if (priority_first && priority(a) != priority(b)) return priority(a) < priority(b);
-    if (cost[a] != cost[b]) return cost[a] < cost[b];
-    return priority(a) < priority(b);
-  });
-
-  // Evicting every candidate is the most that can be freed: if that is not enough, stop. (A
-  // set the rules forbid may still free enough; its allowed subsets are searched below.)
-  if (!Simulate(j, candidates)) return std::nullopt;
-
-  std::vector<int32_t> chosen;
-  if (static_cast<int>(candidates.size()) <= kExactCandidates) {
-    // Every subset, in the policy's victim order.
-    struct Subset {
-      int32_t top_priority;  // the highest priority among the victims
-      int64_t cost;
-      int32_t count;
-      std::vector<int32_t> victims;  // sorted by index
-    };
-    std::vector<Subset> subsets;
-    const uint32_t n = static_cast<uint32_t>(candidates.size());
-    for (uint32_t mask = 1; mask < (1u << n); ++mask) {
-      Subset s{std::numeric_limits<int32_t>::min(), 0, 0, {}};
-      for (uint32_t i = 0; i < n; ++i) {
-        if (mask & (1u << i)) {
-          s.top_priority = std::max(s.top_priority, priority(candidates[i]));
-          s.cost = SaturatingAdd(s.cost, cost[candidates[i]]);
-          ++s.count;
-          s.victims.push_back(candidates[i]);
-        }
-      }
-      std::sort(s.victims.begin(), s.victims.end());
-      subsets.push_back(std::move(s));
-    }
-    std::sort(subsets.begin(), subsets.end(), [priority_first](const Subset& a, const Subset& b) {
-      if (priority_first && a.top_priority != b.top_priority) {
-        return a.top_priority < b.top_priority;
-      }
-      if (a.cost != b.cost) return a.cost < b.cost;
-      if (a.count != b.count) return a.count < b.count;
-      if (a.top_priority != b.top_priority) return a.top_priority < b.top_priority;
-      return a.victims < b.victims;
-    });
-    std::vector<int32_t> all = candidates;
-    std::sort(all.begin(), all.end());
-    for (const Subset& s : subsets) {
-      if (!PlanAllowed(j, s.victims)) continue;
-      if (s.victims == all) {  // known to free enough
-        chosen = all;
-        break;
-      }
-      if (!BudgetLeft()) {
-        counters_.budget_exhausted = true;
-        break;
-      }
-      if (Simulate(j, s.victims)) {
-        chosen = s.victims;
-        break;
-      }
-    }
-    if (chosen.empty()) return std::nullopt;
-  } else {
-    // Greedy: cheapest first (skipping victims the rules forbid) until the job fits, then drop
-    // what is not needed.
-    bool fits = false;
-    for (int32_t v : candidates) {
-      chosen.push_back(v);
-      if (!PlanAllowed(j, chosen)) {
-        chosen.pop_back();
-        continue;
-      }
-      if (!BudgetLeft()) {
-        counters_.budget_exhausted = true;
-        break;
-      }
-      if (Simulate(j, chosen)) {
-        fits = true;
-        break;
-      }
-    }
-    if (!fits) return std::nullopt;
-    for (size_t i = chosen.size(); i-- > 0;) {
-      if (chosen.size() == 1 || !BudgetLeft()) break;
-      std::vector<int32_t> without = chosen;
-      without.erase(without.begin() + static_cast<std::ptrdiff_t>(i));
-      if (PlanAllowed(j, without) && Simulate(j, without)) chosen = std::move(without);
-    }
-    std::sort(chosen.begin(), chosen.end());
+  if (candidates.empty()) return std::nullopt;
+  if (!BudgetLeft()) {
+    counters_.budget_exhausted = true;
+    return std::nullopt;
   }
+  if (holdings_.empty()) BuildHoldings();
+  BuildScopes(j, candidates);
+  // Evicting every candidate is the most that can be freed: if no scope could then hold the
+  // job, no plan can.
+  if (!MayFit(candidates)) return std::nullopt;
+  const std::vector<int32_t> chosen = static_cast<int>(candidates.size()) <= kExactCandidates
+                                          ? ExactSearch(j, std::move(candidates))
+                                          : HeuristicSearch(j, candidates);
+  if (chosen.empty()) return std::nullopt;
 
   // The decisions, worded with the state before the plan.
   Plan plan;
@@ -271,7 +232,7 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
           index_.queue(side).id, state_.queue_usage(side, any),
           entitlements_.entitlement(side, any), job.id, job.queue);
     }
-    decision.lost_milli_gpu_seconds = cost[v];
+    decision.lost_milli_gpu_seconds = VictimCost(v);
     plan.preemptions.push_back(std::move(decision));
   }
 
@@ -287,6 +248,577 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
   counters_.preemptions += static_cast<int64_t>(chosen.size());
   plan.placements = std::move(*placements);
   return plan;
+}
+
+// --- Search. ---
+//
+// Simulating a plan is a full TryStart(), so the search spends its effort on arithmetic first:
+// per node, how many replicas of the job's largest group would fit once some candidates are gone
+// (Fit), per scope whether the gang could fit at all (MayFit), and, above kExactCandidates
+// candidates, one greedy plan per scope built from node-local steps; only the few best plans are
+// simulated. Everything is ordered by integers and dense indices.
+
+bool PreemptionPlanner::KeyLess(const PlanKey& a, const PlanKey& b) const {
+  if (PriorityFirst()) {
+    return std::tie(a.top_priority, a.cost, a.count) < std::tie(b.top_priority, b.cost, b.count);
+  }
+  return std::tie(a.cost, a.count, a.top_priority) < std::tie(b.cost, b.count, b.top_priority);
+}
+
+bool PreemptionPlanner::CandidateLess(const Candidate& a, const Candidate& b) const {
+  if (KeyLess(a.key, b.key)) return true;
+  if (KeyLess(b.key, a.key)) return false;
+  if (a.victims != b.victims) return a.victims < b.victims;
+  return a.scope < b.scope;
+}
+
+bool PreemptionPlanner::VictimBefore(int32_t a, int32_t b) const {
+  const int32_t pa = index_.job(a).job->priority, pb = index_.job(b).job->priority;
+  const int64_t ca = VictimCost(a), cb = VictimCost(b);
+  if (PriorityFirst()) return std::tie(pa, ca, a) < std::tie(pb, cb, b);
+  return std::tie(ca, pa, a) < std::tie(cb, pb, b);
+}
+
+void PreemptionPlanner::AddToKey(PlanKey& key, int32_t v) const {
+  key.cost = SaturatingAdd(key.cost, VictimCost(v));
+  ++key.count;
+  key.top_priority = std::max(key.top_priority, index_.job(v).job->priority);
+}
+
+void PreemptionPlanner::BuildHoldings() {
+  holdings_.resize(index_.job_count());
+  for (const std::vector<int32_t>& running : running_by_queue_) {
+    for (int32_t v : running) {
+      const Job& job = *index_.job(v).job;
+      for (const ReplicaPlacement& placement : job.placements) {
+        const int32_t n = index_.FindNode(placement.node);
+        const int32_t group = index_.FindGroup(v, placement.group);
+        GPUPOOL_CHECK(n != kNone && group != kNone);
+        const ResourceRequest& request = job.groups[group].request;
+        Holding holding{n, request.MilliPerGpu(), request.cpu_milli, request.memory_mib, {}};
+        for (int32_t gpu_index : placement.gpus) {
+          const int32_t g = index_.FindGpu(n, gpu_index);
+          GPUPOOL_CHECK(g != kNone);
+          holding.gpus.push_back(g);
+        }
+        holdings_[v].push_back(std::move(holding));
+      }
+    }
+  }
+  freed_gpu_.assign(index_.gpu_count(), 0);
+  freed_cpu_.assign(index_.node_count(), 0);
+  freed_memory_.assign(index_.node_count(), 0);
+  node_first_.assign(index_.node_count(), -1);
+  node_end_.assign(index_.node_count(), -1);
+  scope_pos_.assign(index_.node_count(), -1);
+  chosen_.assign(index_.job_count(), 0);
+}
+
+bool PreemptionPlanner::Usable(int32_t j, int32_t n, int32_t model) const {
+  const JobInfo& info = index_.job(j);
+  if (!state_.node_open(n) || !index_.QueueMayUseNode(info.queue, n)) return false;
+  if (need_.gpu_count == 0) return true;
+  const int32_t m = index_.node_model(n);
+  if (m == kNone) return false;
+  if (model != kNone) return m == model;
+  return std::find(info.models.begin(), info.models.end(), m) != info.models.end();
+}
+
+void PreemptionPlanner::BuildScopes(int32_t j, const std::vector<int32_t>& candidates) {
+  const JobInfo& info = index_.job(j);
+  for (int32_t n : touched_nodes_) node_first_[n] = node_end_[n] = -1;
+  touched_nodes_.clear();
+  node_victims_.clear();
+  scopes_.clear();
+  ClearFreed();
+
+  // The largest group, as the placer orders groups: most milli-GPUs, then most CPU.
+  const TaskGroup* largest = nullptr;
+  const TaskGroup* constrained = nullptr;
+  for (int32_t g : info.groups_by_name) {
+    const TaskGroup& group = info.job->groups[g];
+    if (largest == nullptr || group.request.gpu_milli > largest->request.gpu_milli ||
+        (group.request.gpu_milli == largest->request.gpu_milli &&
+         group.request.cpu_milli > largest->request.cpu_milli)) {
+      largest = &group;
+    }
+    if (constrained == nullptr && group.topology.gang_level.has_value()) constrained = &group;
+  }
+  need_ = Need{};
+  if (largest != nullptr) {
+    const ResourceRequest& request = largest->request;
+    need_.gpu_count = request.GpuCount();
+    need_.milli_per_gpu = need_.gpu_count > 0 ? request.MilliPerGpu() : 0;
+    need_.gpu_memory_mib = request.gpu_memory_mib;
+    need_.cpu_milli = request.cpu_milli;
+    need_.memory_mib = request.memory_mib;
+    need_.replicas = largest->MinReplicas();
+    need_.one_island = need_.milli_per_gpu >= kMilliPerGpu &&
+                       largest->topology.replica_scope == ReplicaScope::kIsland &&
+                       largest->topology.replica_strictness == Strictness::kRequired;
+  }
+
+  // Candidates of each usable node, in victim order.
+  std::vector<std::pair<int32_t, int32_t>> pairs;  // (node, victim)
+  for (int32_t v : candidates) {
+    for (const Holding& holding : holdings_[v]) {
+      if (Usable(j, holding.node, kNone)) pairs.emplace_back(holding.node, v);
+    }
+  }
+  std::sort(pairs.begin(), pairs.end(), [this](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first < b.first;
+    return a.second != b.second && VictimBefore(a.second, b.second);
+  });
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  for (const auto& [n, v] : pairs) {
+    if (node_first_[n] < 0) {
+      node_first_[n] = static_cast<int32_t>(node_victims_.size());
+      touched_nodes_.push_back(n);
+    }
+    node_victims_.push_back(v);
+    node_end_[n] = static_cast<int32_t>(node_victims_.size());
+  }
+
+  // Scopes: per accepted model, the domains of the gang level that hold candidates and, unless
+  // the level is required, the whole pool.
+  const int32_t level = info.gang_level;
+  const bool required = level != kNone && constrained != nullptr &&
+                        constrained->topology.gang_strictness == Strictness::kRequired;
+  std::vector<int32_t> models = info.models;
+  if (need_.gpu_count == 0) models = {kNone};
+  const int64_t replica_milli = need_.milli_per_gpu * need_.gpu_count;
+  by_order_ = candidates;
+  std::sort(by_order_.begin(), by_order_.end(),
+            [this](int32_t a, int32_t b) { return VictimBefore(a, b); });
+  limits_.clear();
+  for (int32_t m : models) {
+    // The limits the gang exceeds on this model, as the placer checks them.
+    bool limited = false;
+    if (info.gang_milli > 0) {
+      for (int32_t q = info.queue; q != kNone; q = index_.queue_parent(q)) {
+        for (int32_t slot : {m, index_.any_model_slot()}) {
+          if (slot == kNone) continue;
+          const int64_t limit = index_.queue_limit(q, slot);
+          if (limit == kNoLimit) continue;
+          const int64_t over = state_.queue_usage(q, slot) + info.gang_milli - limit;
+          if (over > 0) {
+            limits_.push_back({m, q, slot, over});
+            limited = true;
+          }
+        }
+      }
+    }
+    if (limited) {
+      Scope scope;
+      scope.model = m;
+      scope.quota_only = true;
+      scopes_.push_back(std::move(scope));
+    }
+    std::vector<int32_t> of_model;
+    for (int32_t n : touched_nodes_) {
+      if (m == kNone || index_.node_model(n) == m) of_model.push_back(n);
+    }
+    if (of_model.empty()) continue;
+    if (level != kNone) {
+      std::vector<std::pair<int32_t, int32_t>> by_domain;  // (domain, node)
+      for (int32_t n : of_model) {
+        const int32_t d = index_.node_domain(n, level);
+        if (d != kNone) by_domain.emplace_back(d, n);
+      }
+      std::sort(by_domain.begin(), by_domain.end());
+      for (size_t i = 0; i < by_domain.size();) {
+        Scope scope;
+        scope.model = m;
+        scope.level = level;
+        scope.domain = by_domain[i].first;
+        for (; i < by_domain.size() && by_domain[i].first == scope.domain; ++i) {
+          scope.nodes.push_back(by_domain[i].second);
+        }
+        for (int32_t n : index_.domain_nodes(level, scope.domain)) {
+          if (node_first_[n] < 0 && Usable(j, n, m)) scope.untouched += Fit(n);
+        }
+        scope.untouched_known = scope.untouched;
+        scopes_.push_back(std::move(scope));
+      }
+    }
+    if (!required) {
+      Scope scope;
+      scope.model = m;
+      scope.nodes = std::move(of_model);
+      // Nodes without candidates: at most what their free milli-GPUs hold; and what the first
+      // kLookedAt of them with room for a replica's milli-GPUs hold.
+      constexpr int kLookedAt = 64;
+      if (replica_milli > 0 && m != kNone) {
+        scope.untouched = state_.model_free_gpu(m) / replica_milli;
+        int looked_at = 0;
+        const absl::btree_set<NodeKey>& ordered = state_.ordered_nodes(m);
+        const int sign = state_.key_sign();
+        auto it = sign > 0 ? ordered.lower_bound(
+                                 NodeKey{replica_milli, std::numeric_limits<int64_t>::min(), 0})
+                           : ordered.begin();
+        for (; it != ordered.end() && looked_at < kLookedAt; ++it) {
+          if (sign * it->gpu < replica_milli) break;  // spread: descending free capacity
+          if (node_first_[it->node] >= 0 || !Usable(j, it->node, m)) continue;
+          ++looked_at;
+          scope.untouched_known += Fit(it->node);
+        }
+      } else {
+        scope.untouched = std::numeric_limits<int32_t>::max();
+      }
+      scopes_.push_back(std::move(scope));
+    }
+  }
+}
+
+int64_t PreemptionPlanner::Fit(int32_t n) const {
+  constexpr int64_t kMany = std::numeric_limits<int32_t>::max();
+  int64_t fit = kMany;
+  if (need_.cpu_milli > 0) {
+    fit = std::min(fit, (state_.node_free_cpu(n) + freed_cpu_[n]) / need_.cpu_milli);
+  }
+  if (need_.memory_mib > 0) {
+    fit = std::min(fit, (state_.node_free_memory(n) + freed_memory_[n]) / need_.memory_mib);
+  }
+  if (need_.gpu_count == 0 || fit <= 0) return std::max<int64_t>(fit, 0);
+  if (index_.node_model(n) == kNone || need_.gpu_memory_mib > index_.gpu_memory_mib(n)) return 0;
+  int64_t on_gpus = 0;
+  if (need_.one_island) island_free_.assign(index_.island_count(n), 0);
+  for (int32_t g = index_.gpu_begin(n); g < index_.gpu_end(n); ++g) {
+    if (!index_.gpu_healthy(g)) continue;
+    const int64_t free = state_.gpu_free_milli(g) + freed_gpu_[g];
+    if (need_.milli_per_gpu < kMilliPerGpu) {
+      on_gpus += free / need_.milli_per_gpu;
+    } else if (free >= kMilliPerGpu) {
+      ++(need_.one_island ? island_free_[index_.gpu_island(g)] : on_gpus);
+    }
+  }
+  if (need_.one_island) {
+    for (int64_t whole : island_free_) on_gpus += whole / need_.gpu_count;
+  } else if (need_.milli_per_gpu >= kMilliPerGpu) {
+    on_gpus /= need_.gpu_count;
+  }
+  return std::min(fit, on_gpus);
+}
+
+void PreemptionPlanner::Free(int32_t v, int sign) {
+  for (const Holding& holding : holdings_[v]) {
+    const int32_t n = holding.node;
+    if (sign > 0) freed_nodes_touched_.push_back(n);
+    freed_cpu_[n] += sign * holding.cpu_milli;
+    freed_memory_[n] += sign * holding.memory_mib;
+    for (int32_t g : holding.gpus) {
+      if (sign > 0) freed_gpus_touched_.push_back(g);
+      freed_gpu_[g] += sign * holding.milli_per_gpu;
+    }
+  }
+}
+
+void PreemptionPlanner::ClearFreed() {
+  for (int32_t n : freed_nodes_touched_) freed_cpu_[n] = freed_memory_[n] = 0;
+  for (int32_t g : freed_gpus_touched_) freed_gpu_[g] = 0;
+  freed_nodes_touched_.clear();
+  freed_gpus_touched_.clear();
+}
+
+bool PreemptionPlanner::MayFit(const std::vector<int32_t>& victims) {
+  ClearFreed();
+  for (int32_t v : victims) Free(v, +1);
+  bool fits = false;
+  for (const Scope& scope : scopes_) {
+    if (!QuotaMet(scope.model, victims)) continue;
+    if (scope.quota_only) {
+      fits = true;
+      break;
+    }
+    int64_t total = scope.untouched;
+    for (int32_t n : scope.nodes) {
+      if (total >= need_.replicas) break;
+      total += Fit(n);
+    }
+    if (total >= need_.replicas) {
+      fits = true;
+      break;
+    }
+  }
+  ClearFreed();
+  return fits;
+}
+
+bool PreemptionPlanner::InSubtree(int32_t q, int32_t ancestor) const {
+  for (int32_t depth = queue_depth_[q]; depth > queue_depth_[ancestor]; --depth) {
+    q = index_.queue_parent(q);
+  }
+  return q == ancestor;
+}
+
+int64_t PreemptionPlanner::Relief(int32_t v, const LimitNeed& limit) const {
+  if (!InSubtree(index_.job(v).queue, limit.queue)) return 0;
+  if (limit.slot == index_.any_model_slot()) return state_.running_milli(v);
+  int64_t milli = 0;
+  for (const Holding& holding : holdings_[v]) {
+    if (index_.node_model(holding.node) == limit.slot) {
+      milli += holding.milli_per_gpu * static_cast<int64_t>(holding.gpus.size());
+    }
+  }
+  return milli;
+}
+
+bool PreemptionPlanner::QuotaMet(int32_t model, const std::vector<int32_t>& victims) const {
+  for (const LimitNeed& limit : limits_) {
+    if (limit.model != model) continue;
+    int64_t relieved = 0;
+    for (int32_t v : victims) relieved += Relief(v, limit);
+    if (relieved < limit.shortfall) return false;
+  }
+  return true;
+}
+
+std::vector<int32_t> PreemptionPlanner::ExactSearch(int32_t j, std::vector<int32_t> candidates) {
+  // Evicting every candidate is the most that can be freed: if that is not enough, stop. (A
+  // set the rules forbid may still free enough; its allowed subsets are searched below.)
+  if (!Simulate(j, candidates)) return {};
+  // Every subset, in the policy's victim order.
+  struct Subset {
+    PlanKey key;
+    std::vector<int32_t> victims;  // ascending
+  };
+  std::vector<Subset> subsets;
+  const uint32_t n = static_cast<uint32_t>(candidates.size());
+  for (uint32_t mask = 1; mask < (1u << n); ++mask) {
+    Subset s;
+    for (uint32_t i = 0; i < n; ++i) {
+      if (mask & (1u << i)) {
+        AddToKey(s.key, candidates[i]);
+        s.victims.push_back(candidates[i]);
+      }
+    }
+    subsets.push_back(std::move(s));
+  }
+  std::sort(subsets.begin(), subsets.end(), [this](const Subset& a, const Subset& b) {
+    if (KeyLess(a.key, b.key)) return true;
+    if (KeyLess(b.key, a.key)) return false;
+    return a.victims < b.victims;
+  });
+  for (const Subset& s : subsets) {
+    if (!PlanAllowed(j, s.victims)) continue;
+    if (s.victims == candidates) return candidates;  // known to free enough
+    if (!MayFit(s.victims)) continue;                // cannot be enough
+    if (!BudgetLeft()) {
+      counters_.budget_exhausted = true;
+      break;
+    }
+    if (Simulate(j, s.victims)) return s.victims;
+  }
+  return {};
+}
+
+bool PreemptionPlanner::NodeStep(int32_t j, int32_t n, RuleTally& tally,
+                                 std::vector<int32_t>& step) {
+  step.clear();
+  const int64_t current = Fit(n);
+  bool found = false;
+  for (int32_t i = node_first_[n]; i < node_end_[n] && !found; ++i) {
+    const int32_t v = node_victims_[i];
+    if (chosen_[v]) continue;
+    if (!TallyAdd(j, v, tally)) continue;
+    if (!TallyAllows(j, tally)) {
+      TallyRemove(j, v, tally);
+      continue;
+    }
+    Free(v, +1);
+    step.push_back(v);
+    found = Fit(n) > current;
+  }
+  for (int32_t v : step) {
+    Free(v, -1);
+    TallyRemove(j, v, tally);
+  }
+  if (!found) step.clear();
+  return found;
+}
+
+std::optional<PreemptionPlanner::Candidate> PreemptionPlanner::PlanScope(int32_t j, int32_t s,
+                                                                         int64_t target,
+                                                                         const Candidate* bound) {
+  const Scope& scope = scopes_[s];
+  ClearFreed();
+  Candidate plan;
+  plan.scope = s;
+  RuleTally tally;
+  auto take = [&](int32_t v) {
+    chosen_[v] = 1;
+    const bool added = TallyAdd(j, v, tally);
+    GPUPOOL_CHECK(added);
+    Free(v, +1);
+    AddToKey(plan.key, v);
+    plan.victims.push_back(v);
+  };
+  // Room: node-local steps, the one that adds least first.
+  bool complete = scope.quota_only;
+  if (!scope.quota_only) {
+    const size_t size = scope.nodes.size();
+    for (size_t i = 0; i < size; ++i) scope_pos_[scope.nodes[i]] = static_cast<int32_t>(i);
+    std::vector<int64_t> fit(size);
+    int64_t have = scope.untouched_known;
+    for (size_t i = 0; i < size; ++i) {
+      fit[i] = Fit(scope.nodes[i]);
+      have += fit[i];
+    }
+    if (have >= target) target = have + 1;  // the estimate is short of something: add room
+    plan.target = target;
+    // The next step of each node, and its key.
+    std::vector<std::vector<int32_t>> steps(size);
+    std::vector<PlanKey> step_keys(size);
+    std::vector<uint8_t> has_step(size, 0);
+    auto compute = [&](size_t i) {
+      has_step[i] = NodeStep(j, scope.nodes[i], tally, steps[i]) ? 1 : 0;
+      step_keys[i] = PlanKey{};
+      for (int32_t v : steps[i]) AddToKey(step_keys[i], v);
+    };
+    for (size_t i = 0; i < size; ++i) compute(i);
+    std::vector<int32_t> affected;
+    while (!complete) {
+      size_t best = size;
+      for (size_t i = 0; i < size; ++i) {
+        if (has_step[i] && (best == size || KeyLess(step_keys[i], step_keys[best]))) best = i;
+      }
+      if (best == size) break;
+      affected.clear();
+      for (int32_t v : std::vector<int32_t>(steps[best])) {
+        take(v);
+        for (const Holding& holding : holdings_[v]) {
+          if (scope_pos_[holding.node] >= 0) affected.push_back(scope_pos_[holding.node]);
+        }
+      }
+      if (bound != nullptr && KeyLess(bound->key, plan.key)) break;  // cannot beat it any more
+      std::sort(affected.begin(), affected.end());
+      affected.erase(std::unique(affected.begin(), affected.end()), affected.end());
+      for (int32_t i : affected) {
+        const int64_t now = Fit(scope.nodes[i]);
+        have += now - fit[i];
+        fit[i] = now;
+      }
+      complete = have >= target;
+      if (complete) break;
+      // Steps of nodes that gained room, or that hold a chosen victim, are stale. (The rules
+      // only tighten as victims of other queues join: then every step is rechecked.)
+      for (size_t i = 0; i < size; ++i) {
+        bool stale = std::binary_search(affected.begin(), affected.end(), static_cast<int32_t>(i));
+        for (int32_t v : steps[i]) stale = stale || chosen_[v];
+        if (stale || tally.cross > 0) compute(i);
+      }
+    }
+    for (int32_t n : scope.nodes) scope_pos_[n] = -1;
+  }
+  // Limits: the first candidates, in victim order, that bring the gang within each limit the
+  // model would exceed.
+  if (complete) {
+    std::vector<std::pair<const LimitNeed*, int64_t>> short_by;  // (limit, still missing)
+    for (const LimitNeed& limit : limits_) {
+      if (limit.model != scope.model) continue;
+      int64_t missing = limit.shortfall;
+      for (int32_t v : plan.victims) missing -= Relief(v, limit);
+      if (missing > 0) short_by.emplace_back(&limit, missing);
+    }
+    for (size_t k = 0; k < by_order_.size() && !short_by.empty(); ++k) {
+      const int32_t v = by_order_[k];
+      if (chosen_[v]) continue;
+      const bool helps = std::any_of(short_by.begin(), short_by.end(),
+                                     [&](const auto& e) { return Relief(v, *e.first) > 0; });
+      if (!helps || !TallyAdd(j, v, tally)) continue;
+      const bool allowed = TallyAllows(j, tally);
+      TallyRemove(j, v, tally);
+      if (!allowed) continue;
+      take(v);
+      for (auto& e : short_by) e.second -= Relief(v, *e.first);
+      std::erase_if(short_by, [](const auto& e) { return e.second <= 0; });
+    }
+    complete = short_by.empty() && !plan.victims.empty() &&
+               (bound == nullptr || !KeyLess(bound->key, plan.key));
+  }
+  for (int32_t v : plan.victims) chosen_[v] = 0;
+  ClearFreed();
+  if (!complete) return std::nullopt;
+  std::sort(plan.victims.begin(), plan.victims.end());
+  return plan;
+}
+
+std::vector<int32_t> PreemptionPlanner::HeuristicSearch(int32_t j,
+                                                        const std::vector<int32_t>& candidates) {
+  (void)candidates;
+  // The best kPlansSimulated scope plans, best first, without duplicates.
+  std::vector<Candidate> best;
+  for (int32_t s = 0; s < static_cast<int32_t>(scopes_.size()); ++s) {
+    const Candidate* bound =
+        static_cast<int>(best.size()) == kPlansSimulated ? &best.back() : nullptr;
+    std::optional<Candidate> plan = PlanScope(j, s, need_.replicas, bound);
+    if (!plan) continue;
+    if (std::any_of(best.begin(), best.end(),
+                    [&](const Candidate& c) { return c.victims == plan->victims; })) {
+      continue;
+    }
+    auto at = std::upper_bound(
+        best.begin(), best.end(), *plan,
+        [this](const Candidate& a, const Candidate& b) { return CandidateLess(a, b); });
+    best.insert(at, std::move(*plan));
+    if (static_cast<int>(best.size()) > kPlansSimulated) best.pop_back();
+  }
+  if (best.empty()) return {};
+
+  std::vector<int32_t> chosen;
+  int32_t chosen_scope = kNone;
+  std::vector<ReplicaPlacement> placed;
+  auto attempt = [&](const std::vector<int32_t>& victims, int32_t scope) {
+    if (!PlanAllowed(j, victims)) return false;
+    if (!BudgetLeft()) {
+      counters_.budget_exhausted = true;
+      return false;
+    }
+    auto placements = Simulate(j, victims);
+    if (!placements) return false;
+    chosen = victims;
+    chosen_scope = scope;
+    placed = std::move(*placements);
+    return true;
+  };
+  bool found = false;
+  for (const Candidate& c : best) {
+    if ((found = attempt(c.victims, c.scope)) || counters_.budget_exhausted) break;
+  }
+  // None placed: the estimate was short of something (islands, isolation, other groups); give
+  // the best plan room for one more replica at a time.
+  const Candidate first = best.front();
+  std::vector<int32_t> tried = first.victims;
+  for (int grow = 1; !found && !counters_.budget_exhausted && !scopes_[first.scope].quota_only &&
+                     grow <= kGrowths;
+       ++grow) {
+    std::optional<Candidate> bigger = PlanScope(j, first.scope, first.target + grow, nullptr);
+    if (!bigger) break;
+    if (bigger->victims == tried) continue;
+    tried = bigger->victims;
+    found = attempt(bigger->victims, first.scope);
+  }
+  if (!found) return {};
+
+  // Victims that hold nothing on the nodes the job took are not needed where it went.
+  std::vector<int32_t> used;
+  for (const ReplicaPlacement& p : placed) used.push_back(index_.FindNode(p.node));
+  std::sort(used.begin(), used.end());
+  std::vector<int32_t> kept;
+  for (int32_t v : chosen) {
+    const bool holds = std::any_of(holdings_[v].begin(), holdings_[v].end(), [&](const Holding& h) {
+      return std::binary_search(used.begin(), used.end(), h.node);
+    });
+    if (holds) kept.push_back(v);
+  }
+  const bool limited = std::any_of(limits_.begin(), limits_.end(), [&](const LimitNeed& l) {
+    return l.model == scopes_[chosen_scope].model;
+  });
+  if (!limited && !kept.empty() && kept.size() < chosen.size()) {
+    const std::vector<int32_t> all = chosen;
+    if (!attempt(kept, chosen_scope)) chosen = all;
+  }
+  return chosen;
 }
 
 std::string PreemptionPlanner::WhyKept(int32_t j, int32_t v) const {

@@ -25,14 +25,33 @@
 // simulated on a checkpoint of the working state: evict, try to place, roll back; a plan is
 // committed only if the job then places, so nothing is evicted for nothing.
 //
-// Search: with up to kExactCandidates candidate victims every subset is considered, in price
-// order, so the choice is the best feasible one; with more, victims are added lowest priority
-// and cheapest first until the job fits, then any victim the job can do without is dropped.
+// Search. The planner first estimates, per node, how many replicas of the job's largest group
+// would fit there once some candidates are gone (free milli-GPUs per GPU, whole GPUs, CPU and
+// memory of the node; optimistic: islands, isolation and the other groups are left to the
+// simulation), and per scope (each domain of the job's gang level, or the whole pool) whether
+// the replicas it needs could fit with every candidate of the scope evicted. This is a necessary
+// condition: a scope that fails it cannot host the job under any plan, and is skipped without
+// simulation.
+//   - With up to kExactCandidates candidates every subset is considered, in the policy's order;
+//     subsets that fail the estimate are skipped, the others simulated until one places, so the
+//     choice is the best feasible one (provided that evicting more never takes room away).
+//   - With more, each scope that passes gets one plan, built greedily node by node: per node, the
+//     shortest run of its candidates, in the policy's victim order, that makes room for one more
+//     replica of the largest group; the next node is the one whose run adds least to the plan
+//     (victims shared by several nodes count once), until the scope has room for the gang. Scopes
+//     whose partial plan is already worse than the kPlansSimulated best complete ones are
+//     abandoned. The best kPlansSimulated plans (in the policy's order) are simulated in turn;
+//     if none places, the best one is grown by one more node and tried again (kGrowths times).
+//     The first that places is then trimmed of victims that hold nothing on the nodes the job
+//     took (one more simulation). So a refusal means either that no scope could fit the job with
+//     all its candidates gone (exact), or that the few plans tried did not place it; and the
+//     plan taken is the best of those tried, not necessarily the best overall.
 // Each simulated plan counts against the policy's max_preemption_plans budget.
 #ifndef GPUPOOL_PREEMPT_H_
 #define GPUPOOL_PREEMPT_H_
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +69,9 @@ class PreemptionPlanner {
  public:
   // Candidate sets up to this size are searched exhaustively.
   static constexpr int kExactCandidates = 10;
+  // Above that: plans simulated per job before growing, and how many times the best one grows.
+  static constexpr int kPlansSimulated = 4;
+  static constexpr int kGrowths = 2;
 
   PreemptionPlanner(const SnapshotIndex& index, WorkingState& state, Placer& placer,
                     const Entitlements& entitlements, const Policy& policy, Counters& counters);
@@ -72,12 +94,74 @@ class PreemptionPlanner {
   void ExplainCounterfactual(int32_t j, PendingDecision& pending);
 
  private:
+  // What a running job holds on one node (from its placements).
+  struct Holding {
+    int32_t node;
+    int64_t milli_per_gpu, cpu_milli, memory_mib;
+    std::vector<int32_t> gpus;  // flat GPU ids
+  };
+  // The replica the search makes room for: one of the job's largest group.
+  struct Need {
+    int64_t milli_per_gpu = 0, gpu_count = 0, gpu_memory_mib = 0, cpu_milli = 0, memory_mib = 0;
+    int64_t replicas = 0;
+    // Whole GPUs that must all come from one island of the node.
+    bool one_island = false;
+  };
+  // Where a gang may go: one domain of its gang level, or the whole pool (level kNone), on one
+  // GPU model (kNone: any node).
+  struct Scope {
+    int32_t model = kNone, level = kNone, domain = kNone;
+    // Nodes of the scope that hold candidates, ascending.
+    std::vector<int32_t> nodes;
+    // Replicas that fit on the scope's other nodes: an upper bound (for the gate), and what a
+    // bounded look at them found (for building plans).
+    int64_t untouched = 0, untouched_known = 0;
+    // The job may already have room on this model but a queue limit stops it: the scope asks
+    // for no room, only for the limits to be met.
+    bool quota_only = false;
+  };
+  // A queue limit the gang would exceed on a model slot, and by how much.
+  struct LimitNeed {
+    int32_t model, queue, slot;
+    int64_t shortfall;
+  };
+  // A victim set as the policy ranks it.
+  struct PlanKey {
+    int64_t cost = 0;
+    int32_t count = 0;
+    int32_t top_priority = std::numeric_limits<int32_t>::min();
+  };
+  struct Candidate {
+    PlanKey key;
+    std::vector<int32_t> victims;  // ascending
+    int32_t scope = kNone;
+    int64_t target = 0;  // replicas the plan makes room for
+  };
+  // The cross-queue rules, tallied victim by victim (PlanAllowed() is built on it).
+  struct RuleTally {
+    int32_t job_side = kNone;
+    int32_t cross = 0;  // victims of other queues
+    int64_t own_freed = 0;
+    struct Taken {
+      int32_t side;
+      int64_t milli;
+      int32_t victims;
+    };
+    std::vector<Taken> taken;
+  };
+
   std::vector<int32_t> Candidates(int32_t j) const;
   // The queue that stands for q when it is compared with `other`: q's ancestor (or q) just
   // below their lowest common ancestor; kNone when one queue is an ancestor of the other.
   int32_t Side(int32_t q, int32_t other) const;
   // Do the cross-queue rules allow evicting `victims` for job j?
   bool PlanAllowed(int32_t j, const std::vector<int32_t>& victims) const;
+  // Adds victim v to the tally for job j; false (tally unchanged) if no plan for j may hold v
+  // together with the victims already tallied (its queue is not comparable with j's, or it is
+  // compared through another side).
+  bool TallyAdd(int32_t j, int32_t v, RuleTally& tally) const;
+  void TallyRemove(int32_t j, int32_t v, RuleTally& tally) const;
+  bool TallyAllows(int32_t j, const RuleTally& tally) const;
   int64_t GuaranteeTotal(int32_t q) const;
   // Evicts `victims`, tries to place j, and rolls back. Returns the placements if it fits.
   // Counts one plan in `plans`.
@@ -91,6 +175,42 @@ class PreemptionPlanner {
   // Why the rules do not let `victim` go for job j (empty if they do).
   std::string WhyKept(int32_t j, int32_t victim) const;
   bool BudgetLeft() const;
+
+  // --- The search (preempt.cc, "Search"). ---
+  bool PriorityFirst() const {
+    return policy_.preemption.victim_order == VictimOrder::kLowestPriorityFirst;
+  }
+  bool KeyLess(const PlanKey& a, const PlanKey& b) const;
+  bool CandidateLess(const Candidate& a, const Candidate& b) const;
+  // Orders victims the way the policy ranks single victims; ties by id.
+  bool VictimBefore(int32_t a, int32_t b) const;
+  void AddToKey(PlanKey& key, int32_t v) const;
+  void BuildHoldings();
+  // Sets need_ and scopes_ for job j and its candidates; node_victims_ lists, per node of a
+  // scope, its candidates in victim order.
+  void BuildScopes(int32_t j, const std::vector<int32_t>& candidates);
+  bool Usable(int32_t j, int32_t n, int32_t model) const;
+  // Replicas of need_ that fit on node n with the freed amounts added (an upper bound).
+  int64_t Fit(int32_t n) const;
+  // Adds (sign +1) or takes back (-1) what victim v holds to the freed amounts.
+  void Free(int32_t v, int sign);
+  void ClearFreed();
+  // Could the job fit in some scope with `victims` evicted (necessary condition)?
+  bool MayFit(const std::vector<int32_t>& victims);
+  // Is queue q `ancestor` or below it?
+  bool InSubtree(int32_t q, int32_t ancestor) const;
+  // Milli-GPUs by which evicting v lowers the usage a limit counts.
+  int64_t Relief(int32_t v, const LimitNeed& limit) const;
+  // Would evicting `victims` bring the gang within every limit on `model`?
+  bool QuotaMet(int32_t model, const std::vector<int32_t>& victims) const;
+  std::vector<int32_t> ExactSearch(int32_t j, std::vector<int32_t> candidates);
+  std::vector<int32_t> HeuristicSearch(int32_t j, const std::vector<int32_t>& candidates);
+  // The greedy plan for scope s making room for `target` replicas, or nullopt if there is
+  // none or it cannot beat `bound` (when given).
+  std::optional<Candidate> PlanScope(int32_t j, int32_t s, int64_t target, const Candidate* bound);
+  // The shortest run of node n's candidates, after those already chosen, that fits one more
+  // replica there, appended to `step`; false if there is none.
+  bool NodeStep(int32_t j, int32_t n, RuleTally& tally, std::vector<int32_t>& step);
 
   const SnapshotIndex& index_;
   WorkingState& state_;
@@ -109,6 +229,27 @@ class PreemptionPlanner {
   bool counterfactual_pool_built_ = false;
   // Running jobs of each queue, in id order.
   std::vector<std::vector<int32_t>> running_by_queue_;
+  std::vector<int32_t> queue_depth_;
+
+  // Search state, reused from job to job. Holdings per running job, built on first use.
+  std::vector<std::vector<Holding>> holdings_;
+  Need need_;
+  std::vector<Scope> scopes_;
+  std::vector<LimitNeed> limits_;
+  // The job's candidates in victim order.
+  std::vector<int32_t> by_order_;
+  // Per node: the slice of node_victims_ with its candidates (node_first_[n] < 0: none).
+  std::vector<int32_t> node_first_, node_end_;
+  std::vector<int32_t> node_victims_;
+  std::vector<int32_t> touched_nodes_;
+  // Freed amounts per GPU and node for the victims being tried, and what to clear.
+  std::vector<int64_t> freed_gpu_, freed_cpu_, freed_memory_;
+  std::vector<int32_t> freed_gpus_touched_, freed_nodes_touched_;
+  // Per job: 1 while it is in the plan being built. Per node: its position in the scope being
+  // planned (-1: not in it).
+  std::vector<uint8_t> chosen_;
+  std::vector<int32_t> scope_pos_;
+  mutable std::vector<int64_t> island_free_;
 };
 
 }  // namespace gpupool::internal

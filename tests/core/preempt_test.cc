@@ -262,6 +262,86 @@ TEST(PreemptTest, VictimOrderDecidesBetweenCheapAndLowPriority) {
   }
 }
 
+// --- More than PreemptionPlanner::kExactCandidates candidates: the node-local search. ---
+
+// Two racks of three 4-GPU nodes, every GPU busy with a 1-GPU job of priority 0 (24 candidates).
+// At t=10,000 a gang of 2 x 4 GPUs that must sit in one rack arrives. Per job, the price is
+// 1000 x (seconds since its checkpoint + 60 s restore); the nodes' jobs checkpointed at:
+//   rack ra: a0 9,900 (160,000 each), a1 9,000 (1,060,000), a2 1,000 (9,060,000);
+//   rack rb: b0 9,960 (100,000 each), b1 and b2 1,000 (9,060,000).
+// The two cheapest nodes, b0 and a0, are in different racks. In ra the best pair is a0 + a1
+// (4 x 1,220,000), in rb b0 + b1 (4 x 9,160,000): the eight jobs of a0 and a1 go.
+Snapshot TwoFullRacks(int32_t gang_replicas) {
+  SnapshotBuilder builder;
+  builder.Now(10'000).Levels({"rack"}).Model("A100").Queue("q");
+  const struct {
+    const char* node;
+    const char* rack;
+    int64_t checkpoint;
+  } kNodes[] = {{"a0", "ra", 9'900}, {"a1", "ra", 9'000}, {"a2", "ra", 1'000},
+                {"b0", "rb", 9'960}, {"b1", "rb", 1'000}, {"b2", "rb", 1'000}};
+  for (const auto& n : kNodes) {
+    Node node = MakeNode(n.node, "A100", 4);
+    node.path = {{"rack", n.rack}};
+    builder.Node(node);
+    for (int32_t g = 0; g < 4; ++g) {
+      builder.Job(
+          Running(std::string(n.node) + "-" + std::to_string(g), n.node, {g}, n.checkpoint));
+    }
+  }
+  Job gang = MakePendingJob("gang", "q", GpuRequest(4000), gang_replicas);
+  gang.priority = 10;
+  gang.groups[0].topology.gang_level = "rack";
+  return builder.Job(gang).Build();
+}
+
+TEST(PreemptSearchTest, FreesTheCheapestNodesOfOneRack) {
+  absl::StatusOr<Decisions> d = Schedule(TwoFullRacks(2), PreemptingPolicy());
+  ASSERT_TRUE(d.ok()) << d.status();
+  std::vector<std::string> victims;
+  int64_t lost = 0;
+  for (const PreemptDecision& p : d->preemptions) {
+    victims.push_back(p.job);
+    lost += p.lost_milli_gpu_seconds;
+  }
+  EXPECT_THAT(victims, ::testing::ElementsAre("a0-0", "a0-1", "a0-2", "a0-3", "a1-0", "a1-1",
+                                              "a1-2", "a1-3"));
+  EXPECT_EQ(lost, 4 * (160'000 + 1'060'000));
+  const StartDecision* start = FindStart(*d, "gang");
+  ASSERT_NE(start, nullptr);
+  ASSERT_EQ(start->placements.size(), 2u);
+  EXPECT_EQ(start->placements[0].node.substr(0, 1), "a");
+  EXPECT_EQ(start->placements[1].node.substr(0, 1), "a");
+  // One plan simulated, then the real eviction.
+  EXPECT_EQ(d->counters.preemption_plans, 1);
+}
+
+// A gang of four 4-GPU replicas in one rack of three nodes can never fit: nothing is simulated.
+TEST(PreemptSearchTest, NoSimulationWhenNoRackCouldHoldTheGang) {
+  absl::StatusOr<Decisions> d = Schedule(TwoFullRacks(4), PreemptingPolicy());
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->preemptions.empty());
+  EXPECT_EQ(d->counters.preemption_plans, 0);
+  EXPECT_NE(FindPending(*d, "gang"), nullptr);
+}
+
+// The plan budget bounds the search: with none left, nothing is evicted.
+TEST(PreemptSearchTest, BudgetBoundsTheSearch) {
+  Policy policy = PreemptingPolicy();
+  policy.budgets.max_preemption_plans = 1;
+  // Two gangs: the first spends the only plan, the second finds the budget spent.
+  Snapshot snapshot = TwoFullRacks(2);
+  Job second = snapshot.jobs.back();
+  second.id = "gang2";
+  snapshot.jobs.push_back(second);
+  absl::StatusOr<Decisions> d = Schedule(snapshot, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->counters.preemption_plans, 1);
+  EXPECT_NE(FindStart(*d, "gang"), nullptr);
+  EXPECT_NE(FindPending(*d, "gang2"), nullptr);
+  EXPECT_TRUE(d->counters.budget_exhausted);
+}
+
 // --- Reclaim across queues (preemption.reclaim_across_queues). ---
 
 Policy ReclaimingPolicy() {
