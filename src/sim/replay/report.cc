@@ -74,7 +74,7 @@ struct Distribution {
 // points per pixel column whatever the number of jobs.
 std::string CdfChart(const std::vector<Distribution>& lines, std::string_view title,
                      std::string_view x_label, std::string_view id) {
-  const int w = 660, h = 360, left = 56, right = 150, top = 30, bottom = 44;
+  const int w = 640, h = 360, left = 56, right = 140, top = 30, bottom = 44;
   const int pw = w - left - right, ph = h - top - bottom;
   int64_t lo = 0, hi = 0;
   for (const Distribution& d : lines) {
