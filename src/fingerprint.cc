@@ -197,6 +197,10 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
   if (policy.preemption.victim_order != VictimOrder::kCheapestFirst) {
     h.Int(static_cast<int64_t>(policy.preemption.victim_order));
   }
+  if (policy.preemption.max_victim_lost_s != 0 || policy.preemption.min_victim_run_s != 0) {
+    h.Int(policy.preemption.max_victim_lost_s);
+    h.Int(policy.preemption.min_victim_run_s);
+  }
   h.Int(policy.budgets.max_candidates);
   h.Int(policy.budgets.max_preemption_plans);
   return fmt::format("{:016x}", h.value());

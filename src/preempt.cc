@@ -66,7 +66,7 @@ int64_t PreemptionPlanner::GuaranteeTotal(int32_t q) const {
 bool PreemptionPlanner::TallyAdd(int32_t j, int32_t v, RuleTally& tally) const {
   const int32_t jq = index_.job(j).queue;
   const int32_t vq = index_.job(v).queue;
-  const int64_t milli = state_.running_milli(v);
+  const int64_t milli = Milli(v);
   if (vq == jq) {
     tally.own_freed += milli;
     return true;
@@ -92,7 +92,7 @@ bool PreemptionPlanner::TallyAdd(int32_t j, int32_t v, RuleTally& tally) const {
 void PreemptionPlanner::TallyRemove(int32_t j, int32_t v, RuleTally& tally) const {
   const int32_t jq = index_.job(j).queue;
   const int32_t vq = index_.job(v).queue;
-  const int64_t milli = state_.running_milli(v);
+  const int64_t milli = Milli(v);
   if (vq == jq) {
     tally.own_freed -= milli;
     return;
@@ -134,8 +134,7 @@ bool PreemptionPlanner::PlanAllowed(int32_t j, const std::vector<int32_t>& victi
   return TallyAllows(j, tally);
 }
 
-int64_t PreemptionPlanner::VictimCost(int32_t v) const {
-  if (cost_cache_[v] >= 0) return cost_cache_[v];
+int64_t PreemptionPlanner::LostSeconds(int32_t v) const {
   const Job& job = *index_.job(v).job;
   const int64_t now = index_.snapshot().now;
   const int64_t start = job.start_time.value_or(now);
@@ -146,7 +145,24 @@ int64_t PreemptionPlanner::VictimCost(int32_t v) const {
       job.checkpointing.checkpoint_cost_s <= grace) {
     lost_s = std::min(lost_s, job.checkpointing.checkpoint_cost_s);
   }
-  const int64_t seconds = SaturatingAdd(lost_s, job.checkpointing.restore_time_s);
+  return lost_s;
+}
+
+bool PreemptionPlanner::MayEvict(int32_t v) const {
+  const Job& victim = *index_.job(v).job;
+  const int64_t now = index_.snapshot().now;
+  const int64_t ran = now - victim.start_time.value_or(now);
+  if (!victim.preemptible || ran < victim.min_runtime_s) return false;
+  if (ran < policy_.preemption.min_victim_run_s) return false;
+  const int64_t most_lost = policy_.preemption.max_victim_lost_s;
+  if (most_lost > 0 && LostSeconds(v) > most_lost) return false;
+  return !state_.OnHeldNode(v);  // held for a starving job's reservation (reserve.h)
+}
+
+int64_t PreemptionPlanner::VictimCost(int32_t v) const {
+  if (cost_cache_[v] >= 0) return cost_cache_[v];
+  const Job& job = *index_.job(v).job;
+  const int64_t seconds = SaturatingAdd(LostSeconds(v), job.checkpointing.restore_time_s);
   cost_cache_[v] = SaturatingMultiply(state_.running_milli(v), seconds);
   return cost_cache_[v];
 }
@@ -160,7 +176,6 @@ std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {
   const JobInfo& info = index_.job(j);
   std::vector<int32_t> out;
   if (info.queue == kNone) return out;
-  const int64_t now = index_.snapshot().now;
   const int32_t any = index_.any_model_slot();
   for (int32_t q = 0; q < index_.queue_count(); ++q) {
     const bool own = q == info.queue;
@@ -173,9 +188,8 @@ std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {
     }
     for (int32_t v : running_by_queue_[q]) {
       const Job& victim = *index_.job(v).job;
-      if (evicted_[v] || !victim.preemptible) continue;
+      if (evicted_[v] || !MayEvict(v)) continue;
       if (own && victim.priority >= info.job->priority) continue;
-      if (now - victim.start_time.value_or(now) < victim.min_runtime_s) continue;
       if (state_.running_milli(v) == 0 && info.needs_gpu) continue;
       out.push_back(v);
     }
@@ -273,6 +287,7 @@ bool PreemptionPlanner::CandidateLess(const Candidate& a, const Candidate& b) co
 }
 
 bool PreemptionPlanner::VictimBefore(int32_t a, int32_t b) const {
+  if (!victim_rank_.empty()) return victim_rank_[a] < victim_rank_[b];
   const int32_t pa = index_.job(a).job->priority, pb = index_.job(b).job->priority;
   const int64_t ca = VictimCost(a), cb = VictimCost(b);
   if (PriorityFirst()) return std::tie(pa, ca, a) < std::tie(pb, cb, b);
@@ -305,6 +320,32 @@ void PreemptionPlanner::BuildHoldings() {
       }
     }
   }
+  victim_milli_.assign(index_.job_count(), 0);
+  victim_model_.assign(index_.job_count(), kNone);
+  std::vector<int32_t> order;
+  std::vector<int32_t> per_node(index_.node_count() + 1, 0);
+  for (int32_t v = 0; v < index_.job_count(); ++v) {
+    if (holdings_[v].empty()) continue;
+    order.push_back(v);
+    for (const Holding& holding : holdings_[v]) {
+      victim_milli_[v] += holding.milli_per_gpu * static_cast<int64_t>(holding.gpus.size());
+      const int32_t m = index_.node_model(holding.node);
+      victim_model_[v] = victim_model_[v] == kNone || victim_model_[v] == m ? m : kMixedModels;
+      ++per_node[holding.node + 1];
+    }
+  }
+  std::sort(order.begin(), order.end(),
+            [this](int32_t a, int32_t b) { return VictimBefore(a, b); });
+  victim_rank_.assign(index_.job_count(), 0);
+  for (size_t r = 0; r < order.size(); ++r) victim_rank_[order[r]] = static_cast<int32_t>(r);
+  // Running jobs per node (once per node), in victim order.
+  for (int32_t n = 0; n < index_.node_count(); ++n) per_node[n + 1] += per_node[n];
+  node_jobs_begin_ = per_node;
+  node_jobs_.assign(per_node.back(), kNone);
+  for (int32_t v : order) {
+    for (const Holding& holding : holdings_[v]) node_jobs_[per_node[holding.node]++] = v;
+  }
+  is_candidate_.assign(index_.job_count(), 0);
   freed_gpu_.assign(index_.gpu_count(), 0);
   freed_cpu_.assign(index_.node_count(), 0);
   freed_memory_.assign(index_.node_count(), 0);
@@ -358,26 +399,27 @@ void PreemptionPlanner::BuildScopes(int32_t j, const std::vector<int32_t>& candi
                        largest->topology.replica_strictness == Strictness::kRequired;
   }
 
-  // Candidates of each usable node, in victim order.
-  std::vector<std::pair<int32_t, int32_t>> pairs;  // (node, victim)
+  // Candidates of each usable node, in victim order (a job on a node twice counts once).
+  for (int32_t v : candidates) is_candidate_[v] = 1;
   for (int32_t v : candidates) {
-    for (const Holding& holding : holdings_[v]) {
-      if (Usable(j, holding.node, kNone)) pairs.emplace_back(holding.node, v);
-    }
+    for (const Holding& holding : holdings_[v]) touched_nodes_.push_back(holding.node);
   }
-  std::sort(pairs.begin(), pairs.end(), [this](const auto& a, const auto& b) {
-    if (a.first != b.first) return a.first < b.first;
-    return a.second != b.second && VictimBefore(a.second, b.second);
-  });
-  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-  for (const auto& [n, v] : pairs) {
-    if (node_first_[n] < 0) {
-      node_first_[n] = static_cast<int32_t>(node_victims_.size());
-      touched_nodes_.push_back(n);
+  std::sort(touched_nodes_.begin(), touched_nodes_.end());
+  touched_nodes_.erase(std::unique(touched_nodes_.begin(), touched_nodes_.end()),
+                       touched_nodes_.end());
+  std::erase_if(touched_nodes_, [&](int32_t n) { return !Usable(j, n, kNone); });
+  for (int32_t n : touched_nodes_) {
+    node_first_[n] = static_cast<int32_t>(node_victims_.size());
+    for (int32_t k = node_jobs_begin_[n]; k < node_jobs_begin_[n + 1]; ++k) {
+      const int32_t v = node_jobs_[k];
+      if (is_candidate_[v] && (node_victims_.empty() || node_victims_.back() != v ||
+                               static_cast<int32_t>(node_victims_.size()) == node_first_[n])) {
+        node_victims_.push_back(v);
+      }
     }
-    node_victims_.push_back(v);
     node_end_[n] = static_cast<int32_t>(node_victims_.size());
   }
+  for (int32_t v : candidates) is_candidate_[v] = 0;
 
   // Scopes: per accepted model, the domains of the gang level that hold candidates and, unless
   // the level is required, the whole pool.
@@ -402,7 +444,9 @@ void PreemptionPlanner::BuildScopes(int32_t j, const std::vector<int32_t>& candi
           if (limit == kNoLimit) continue;
           const int64_t over = state_.queue_usage(q, slot) + info.gang_milli - limit;
           if (over > 0) {
-            limits_.push_back({m, q, slot, over});
+            LimitNeed need{m, q, slot, over, std::vector<uint8_t>(index_.queue_count(), 0)};
+            for (int32_t k = 0; k < index_.queue_count(); ++k) need.counts[k] = InSubtree(k, q);
+            limits_.push_back(std::move(need));
             limited = true;
           }
         }
@@ -552,8 +596,10 @@ bool PreemptionPlanner::InSubtree(int32_t q, int32_t ancestor) const {
 }
 
 int64_t PreemptionPlanner::Relief(int32_t v, const LimitNeed& limit) const {
-  if (!InSubtree(index_.job(v).queue, limit.queue)) return 0;
-  if (limit.slot == index_.any_model_slot()) return state_.running_milli(v);
+  if (!limit.counts[index_.job(v).queue]) return 0;
+  if (limit.slot == index_.any_model_slot()) return victim_milli_[v];
+  if (victim_model_[v] != kMixedModels)
+    return victim_model_[v] == limit.slot ? victim_milli_[v] : 0;
   int64_t milli = 0;
   for (const Holding& holding : holdings_[v]) {
     if (index_.node_model(holding.node) == limit.slot) {
@@ -683,6 +729,22 @@ std::optional<PreemptionPlanner::Candidate> PreemptionPlanner::PlanScope(int32_t
         if (has_step[i] && (best == size || KeyLess(step_keys[i], step_keys[best]))) best = i;
       }
       if (best == size) break;
+      // The rules tighten as victims of other queues join: recheck the step, and if it no
+      // longer passes, recompute it and choose again.
+      if (tally.cross > 0) {
+        size_t added = 0;
+        bool allowed = true;
+        for (; added < steps[best].size() && allowed; ++added) {
+          allowed = TallyAdd(j, steps[best][added], tally);
+          if (!allowed) break;
+        }
+        allowed = allowed && TallyAllows(j, tally);
+        for (size_t k = 0; k < added; ++k) TallyRemove(j, steps[best][k], tally);
+        if (!allowed) {
+          compute(best);
+          continue;
+        }
+      }
       affected.clear();
       for (int32_t v : std::vector<int32_t>(steps[best])) {
         take(v);
@@ -700,12 +762,11 @@ std::optional<PreemptionPlanner::Candidate> PreemptionPlanner::PlanScope(int32_t
       }
       complete = have >= target;
       if (complete) break;
-      // Steps of nodes that gained room, or that hold a chosen victim, are stale. (The rules
-      // only tighten as victims of other queues join: then every step is rechecked.)
+      // Steps of nodes that gained room, or that hold a chosen victim, are stale.
       for (size_t i = 0; i < size; ++i) {
         bool stale = std::binary_search(affected.begin(), affected.end(), static_cast<int32_t>(i));
         for (int32_t v : steps[i]) stale = stale || chosen_[v];
-        if (stale || tally.cross > 0) compute(i);
+        if (stale) compute(i);
       }
     }
     for (int32_t n : scope.nodes) scope_pos_[n] = -1;

@@ -120,10 +120,12 @@ class PreemptionPlanner {
     // for no room, only for the limits to be met.
     bool quota_only = false;
   };
-  // A queue limit the gang would exceed on a model slot, and by how much.
+  // A queue limit the gang would exceed on a model slot, and by how much; and per queue, 1 if
+  // its jobs count against the limit (the limited queue's subtree).
   struct LimitNeed {
     int32_t model, queue, slot;
     int64_t shortfall;
+    std::vector<uint8_t> counts;
   };
   // A victim set as the policy ranks it.
   struct PlanKey {
@@ -151,6 +153,11 @@ class PreemptionPlanner {
   };
 
   std::vector<int32_t> Candidates(int32_t j) const;
+  // Seconds of work running job v loses if evicted now (before its restore time).
+  int64_t LostSeconds(int32_t v) const;
+  // May running job v be a victim at all: preemptible, past its min_runtime_s and the policy's
+  // min_victim_run_s, losing at most max_victim_lost_s, not on a node held for a reservation?
+  bool MayEvict(int32_t v) const;
   // The queue that stands for q when it is compared with `other`: q's ancestor (or q) just
   // below their lowest common ancestor; kNone when one queue is an ancestor of the other.
   int32_t Side(int32_t q, int32_t other) const;
@@ -199,6 +206,10 @@ class PreemptionPlanner {
   bool MayFit(const std::vector<int32_t>& victims);
   // Is queue q `ancestor` or below it?
   bool InSubtree(int32_t q, int32_t ancestor) const;
+  // Milli-GPUs running job v holds.
+  int64_t Milli(int32_t v) const {
+    return victim_milli_.empty() ? state_.running_milli(v) : victim_milli_[v];
+  }
   // Milli-GPUs by which evicting v lowers the usage a limit counts.
   int64_t Relief(int32_t v, const LimitNeed& limit) const;
   // Would evicting `victims` bring the gang within every limit on `model`?
@@ -231,8 +242,17 @@ class PreemptionPlanner {
   std::vector<std::vector<int32_t>> running_by_queue_;
   std::vector<int32_t> queue_depth_;
 
-  // Search state, reused from job to job. Holdings per running job, built on first use.
+  // Search state, reused from job to job. Built on first use, per running job: its holdings,
+  // its milli-GPUs, the GPU model of all its nodes (kMixedModels if they differ), and its rank
+  // in the policy's victim order (prices and priorities do not change within a cycle); per
+  // node, the running jobs there in that order.
+  static constexpr int32_t kMixedModels = -2;
   std::vector<std::vector<Holding>> holdings_;
+  std::vector<int64_t> victim_milli_;
+  std::vector<int32_t> victim_model_, victim_rank_;
+  std::vector<int32_t> node_jobs_begin_, node_jobs_;
+  // Per job: 1 while it is a candidate of the job being planned.
+  std::vector<uint8_t> is_candidate_;
   Need need_;
   std::vector<Scope> scopes_;
   std::vector<LimitNeed> limits_;

@@ -46,6 +46,7 @@ void Reserver::Hold(int32_t j, const ReplicaPlacement& p) {
   const int32_t group = index_.FindGroup(j, p.group);
   if (n == kNone || group == kNone) return;
   held_[n] = 1;
+  state_.MarkHeld(n);
   const ResourceRequest& request = index_.job(j).job->groups[group].request;
   const int64_t milli = request.MilliPerGpu();
   std::vector<int32_t> gpus;

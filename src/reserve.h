@@ -5,7 +5,8 @@
 // smaller jobs behind it before enough free up together. So a starving job that still cannot
 // start gets a reservation: the nodes where it can start soonest, whose free capacity (up to what
 // the job needs on each) is then held for it for the rest of the cycle. Nothing else starts
-// there, and no preemption takes from there, so those nodes drain as their running work ends.
+// there, and no job running there is evicted for another job (WorkingState::MarkHeld), so those
+// nodes drain as their running work ends.
 //
 // Where: nodes are ranked by when their running work is expected to end (each job's
 // runtime_estimate_s minus its attained service, from now; a job without an estimate never ends

@@ -21,6 +21,7 @@ WorkingState::WorkingState(const SnapshotIndex& index, int key_sign)
   domain_free_gpu_.assign(index.flat_domain_count(), 0);
   queue_usage_.assign(static_cast<size_t>(index.queue_count()) * (index.model_count() + 1), 0);
   open_.assign(n_count, 0);
+  held_node_.assign(n_count, 0);
   model_free_gpu_.assign(index.model_count() + 1, 0);
   model_free_cpu_.assign(index.model_count() + 1, 0);
   ordered_.resize(index.model_count() + 1);
@@ -78,6 +79,14 @@ int64_t WorkingState::running_milli(int32_t j) const {
     total += held.milli * static_cast<int64_t>(held.gpus.size());
   }
   return total;
+}
+
+bool WorkingState::OnHeldNode(int32_t j) const {
+  if (held_.empty()) return false;
+  for (const Held& held : held_[j]) {
+    if (held_node_[held.node] != 0) return true;
+  }
+  return false;
 }
 
 void WorkingState::ReleaseRunningJob(int32_t j) {

@@ -48,6 +48,12 @@ class WorkingState {
   // Gives back everything a running job holds (as if it were evicted). Undoable. Releasing a job
   // already released does nothing.
   void ReleaseRunningJob(int32_t job);
+  // Marks node n as held for a reservation for the rest of the cycle (not undoable): running
+  // work there may not be evicted for other jobs. See reserve.h.
+  void MarkHeld(int32_t n) { held_node_[n] = 1; }
+  bool node_held(int32_t n) const { return held_node_[n] != 0; }
+  // Does running job j hold anything on a node marked held?
+  bool OnHeldNode(int32_t job) const;
   // Has running job j been released (in the transactions so far)?
   bool released(int32_t job) const { return !released_.empty() && released_[job] != 0; }
   // Milli-GPUs a running job holds in total.
@@ -140,6 +146,7 @@ class WorkingState {
   std::vector<int64_t> model_free_gpu_, model_free_cpu_;
   std::vector<int64_t> queue_usage_;
   std::vector<uint8_t> open_;
+  std::vector<uint8_t> held_node_;
   std::vector<absl::btree_set<NodeKey>> ordered_;
   // Key under which each open node currently sits in its ordered index.
   std::vector<NodeKey> indexed_key_;

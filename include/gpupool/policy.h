@@ -90,6 +90,15 @@ struct PreemptionOptions {
   bool reclaim_across_queues = false;
   // How victim sets are ranked (see VictimOrder).
   VictimOrder victim_order = VictimOrder::kCheapestFirst;
+  // A running job is a victim only if evicting it now loses at most this many seconds of work
+  // (since its last checkpoint or its start, whichever is later; only its checkpoint cost when
+  // checkpoint_grace_s applies). Pending jobs then wait for victims that have just
+  // checkpointed instead of throwing work away. 0: no limit.
+  int64_t max_victim_lost_s = 0;
+  // A running job is a victim only once it has run at least this many seconds since it last
+  // started (on top of its own min_runtime_s), so that a job just resumed is not evicted again
+  // before it gets anywhere. 0: no minimum.
+  int64_t min_victim_run_s = 0;
 };
 
 // Fair share (DESIGN.md stage 3): each queue's entitlement per GPU model, from guarantees,

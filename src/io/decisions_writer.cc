@@ -151,6 +151,8 @@ std::string PolicyToJson(const Policy& policy) {
   w.IntField("checkpoint_grace_s", policy.preemption.checkpoint_grace_s);
   w.BoolField("reclaim_across_queues", policy.preemption.reclaim_across_queues);
   w.StringField("victim_order", VictimOrderName(policy.preemption.victim_order));
+  w.IntField("max_victim_lost_s", policy.preemption.max_victim_lost_s);
+  w.IntField("min_victim_run_s", policy.preemption.min_victim_run_s);
   w.EndObject();
   w.Key("budgets");
   w.BeginOneLineObject();

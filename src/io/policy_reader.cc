@@ -29,7 +29,8 @@ absl::Status ReadBudgets(JsonValue value, const Path& path, Budgets& out) {
 
 absl::Status ReadPreemption(JsonValue value, const Path& path, PreemptionOptions& out) {
   static constexpr FieldSpec kFields[] = {
-      {"enabled"}, {"checkpoint_grace_s"}, {"reclaim_across_queues"}, {"victim_order"}};
+      {"enabled"},      {"checkpoint_grace_s"}, {"reclaim_across_queues"},
+      {"victim_order"}, {"max_victim_lost_s"},  {"min_victim_run_s"}};
   return internal::ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
@@ -38,9 +39,13 @@ absl::Status ReadPreemption(JsonValue value, const Path& path, PreemptionOptions
         return internal::ReadInt64(v, p, out.checkpoint_grace_s);
       case 2:
         return internal::ReadBool(v, p, out.reclaim_across_queues);
-      default:
+      case 3:
         return internal::ReadEnum(v, p, out.victim_order, internal::ParseVictimOrder,
                                   internal::VictimOrderNames);
+      case 4:
+        return internal::ReadInt64(v, p, out.max_victim_lost_s);
+      default:
+        return internal::ReadInt64(v, p, out.min_victim_run_s);
     }
   });
 }

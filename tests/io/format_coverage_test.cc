@@ -44,9 +44,9 @@ TEST(FormatCoverageTest, EveryStructHasTheFieldsTheFormatKnows) {
       {"PendingDecision", sizeof(PendingDecision), 200},
       {"QueueShare", sizeof(QueueShare), 96},
       {"Counters", sizeof(Counters), 72},
-      {"Policy", sizeof(Policy), 160},
+      {"Policy", sizeof(Policy), 176},
       {"Budgets", sizeof(Budgets), 24},
-      {"PreemptionOptions", sizeof(PreemptionOptions), 24},
+      {"PreemptionOptions", sizeof(PreemptionOptions), 40},
       {"FairShareOptions", sizeof(FairShareOptions), 8},
   };
   for (const Expected& s : kStructs) {

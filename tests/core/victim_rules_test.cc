@@ -1,0 +1,112 @@
+// Which running jobs may be victims at all: the policy's max_victim_lost_s and min_victim_run_s,
+// and nodes held for a starving job's reservation.
+#include <string>
+#include <vector>
+
+#include "gpupool/schedule.h"
+#include "gtest/gtest.h"
+#include "testing/builders.h"
+
+namespace gpupool {
+namespace {
+
+using testing::GpuRequest;
+using testing::MakeNode;
+using testing::MakePendingJob;
+using testing::MakeRunningJob;
+using testing::Placement;
+using testing::SnapshotBuilder;
+
+// One 4-GPU node, full with a low-priority 4-GPU job that started `ran_s` ago and checkpointed
+// `since_checkpoint_s` ago; a high-priority 4-GPU job waits.
+Snapshot OneVictim(int64_t ran_s, int64_t since_checkpoint_s) {
+  const int64_t now = 10000;
+  Job victim =
+      MakeRunningJob("low", "q", GpuRequest(4000), {Placement("n1", {0, 1, 2, 3})}, now - ran_s);
+  victim.checkpointing.interval_s = 600;
+  victim.checkpointing.last_checkpoint_time = now - since_checkpoint_s;
+  victim.checkpointing.restore_time_s = 30;
+  Job high = MakePendingJob("high", "q", GpuRequest(4000));
+  high.priority = 5;
+  high.submit_time = now;
+  return SnapshotBuilder()
+      .Now(now)
+      .Model("a100")
+      .Node(MakeNode("n1", "a100", 4))
+      .Queue("q")
+      .Job(victim)
+      .Job(high)
+      .Build();
+}
+
+Policy Preemptive(int64_t max_lost_s, int64_t min_run_s) {
+  Policy policy;
+  policy.preemption.enabled = true;
+  policy.preemption.max_victim_lost_s = max_lost_s;
+  policy.preemption.min_victim_run_s = min_run_s;
+  return policy;
+}
+
+TEST(VictimRulesTest, MaxLostWorkKeepsAVictimThatWouldLoseMore) {
+  // 400 s since its checkpoint: evicted under no limit or a 400 s limit, kept under 399 s.
+  for (const auto& [limit, evicted] :
+       std::vector<std::pair<int64_t, bool>>{{0, true}, {400, true}, {399, false}}) {
+    SCOPED_TRACE(limit);
+    absl::StatusOr<Decisions> d = Schedule(OneVictim(5000, 400), Preemptive(limit, 0));
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(d->preemptions.size(), evicted ? 1u : 0u);
+    EXPECT_EQ(testing::FindStart(*d, "high") != nullptr, evicted);
+    if (evicted) {
+      EXPECT_EQ(d->preemptions[0].lost_milli_gpu_seconds, 4000 * (400 + 30));
+    }
+  }
+}
+
+TEST(VictimRulesTest, MinRunKeepsAJobJustStarted) {
+  // Started 300 s ago (its start counts as its last checkpoint: it loses 300 s).
+  for (const auto& [min_run, evicted] :
+       std::vector<std::pair<int64_t, bool>>{{0, true}, {300, true}, {301, false}}) {
+    SCOPED_TRACE(min_run);
+    absl::StatusOr<Decisions> d = Schedule(OneVictim(300, 5000), Preemptive(0, min_run));
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(d->preemptions.size(), evicted ? 1u : 0u);
+  }
+}
+
+// A starving 4-GPU job holds n1, where a 2-GPU job of low priority runs; a high-priority 2-GPU
+// job that could evict it may not, and evicts the one on n2 instead.
+TEST(VictimRulesTest, NothingIsEvictedFromANodeHeldForAReservation) {
+  const int64_t now = 3 * 86400;
+  SnapshotBuilder b;
+  b.Now(now).Model("a100").Node(MakeNode("n1", "a100", 4)).Node(MakeNode("n2", "a100", 4));
+  b.Queue("q");
+  Job on_n1 = MakeRunningJob("a-on-n1", "q", GpuRequest(2000), {Placement("n1", {0, 1})}, 0);
+  on_n1.attained_service_s = now;
+  on_n1.runtime_estimate_s = now + 100;  // ends soon: n1 is where the starving job goes
+  on_n1.checkpointing.last_checkpoint_time = now - 1;  // and is the cheapest victim
+  Job on_n2 =
+      MakeRunningJob("b-on-n2", "q", GpuRequest(4000), {Placement("n2", {0, 1, 2, 3})}, now - 60);
+  on_n2.runtime_estimate_s = 100000;
+  on_n2.checkpointing.last_checkpoint_time = now - 30;  // costlier than a-on-n1
+  Job starving = MakePendingJob("starving", "q", GpuRequest(4000));
+  starving.submit_time = 0;
+  starving.priority = -1;
+  Job high = MakePendingJob("high", "q", GpuRequest(2000));
+  high.submit_time = now;
+  high.priority = 5;
+  b.Job(on_n1).Job(on_n2).Job(starving).Job(high);
+  Policy policy = Preemptive(0, 0);
+  policy.starvation_bound_s = 86400;
+  absl::StatusOr<Decisions> d = Schedule(b.Build(), policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->reservations.size(), 1u);
+  EXPECT_EQ(d->reservations[0].nodes, (std::vector<std::string>{"n1"}));
+  ASSERT_EQ(d->preemptions.size(), 1u);
+  EXPECT_EQ(d->preemptions[0].job, "b-on-n2");
+  const StartDecision* started = testing::FindStart(*d, "high");
+  ASSERT_NE(started, nullptr);
+  EXPECT_EQ(started->placements[0].node, "n2");
+}
+
+}  // namespace
+}  // namespace gpupool
