@@ -216,10 +216,26 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
     return std::nullopt;
   }
   if (holdings_.empty()) BuildHoldings();
+  if (policy_.preemption.reclaim_across_queues) {
+    // A victim of another queue can be in an allowed plan only if the rules allow taking it
+    // alone together with every candidate of the job's own queue (which only loosens them:
+    // dropping other victims of other queues loosens them too).
+    RuleTally own;
+    const int32_t jq = index_.job(j).queue;
+    for (int32_t v : candidates) {
+      if (index_.job(v).queue == jq) TallyAdd(j, v, own);
+    }
+    std::erase_if(candidates, [&](int32_t v) {
+      if (index_.job(v).queue == jq) return false;
+      RuleTally with = own;
+      return !TallyAdd(j, v, with) || !TallyAllows(j, with);
+    });
+    if (candidates.empty()) return std::nullopt;
+  }
   BuildScopes(j, candidates);
   // Evicting every candidate is the most that can be freed: if no scope could then hold the
   // job, no plan can.
-  if (!MayFit(candidates)) return std::nullopt;
+  if (!MayFit(candidates, /*mark_scopes=*/true)) return std::nullopt;
   const std::vector<int32_t> chosen = static_cast<int>(candidates.size()) <= kExactCandidates
                                           ? ExactSearch(j, std::move(candidates))
                                           : HeuristicSearch(j, candidates);
@@ -431,7 +447,7 @@ void PreemptionPlanner::BuildScopes(int32_t j, const std::vector<int32_t>& candi
   const int64_t replica_milli = need_.milli_per_gpu * need_.gpu_count;
   by_order_ = candidates;
   std::sort(by_order_.begin(), by_order_.end(),
-            [this](int32_t a, int32_t b) { return VictimBefore(a, b); });
+            [this](int32_t a, int32_t b) { return victim_rank_[a] < victim_rank_[b]; });
   limits_.clear();
   for (int32_t m : models) {
     // The limits the gang exceeds on this model, as the placer checks them.
@@ -444,8 +460,11 @@ void PreemptionPlanner::BuildScopes(int32_t j, const std::vector<int32_t>& candi
           if (limit == kNoLimit) continue;
           const int64_t over = state_.queue_usage(q, slot) + info.gang_milli - limit;
           if (over > 0) {
-            LimitNeed need{m, q, slot, over, std::vector<uint8_t>(index_.queue_count(), 0)};
+            LimitNeed need{m, q, slot, over, std::vector<uint8_t>(index_.queue_count(), 0), {}};
             for (int32_t k = 0; k < index_.queue_count(); ++k) need.counts[k] = InSubtree(k, q);
+            for (int32_t v : by_order_) {
+              if (Relief(v, need) > 0) need.relievers.push_back(v);
+            }
             limits_.push_back(std::move(need));
             limited = true;
           }
@@ -479,7 +498,8 @@ void PreemptionPlanner::BuildScopes(int32_t j, const std::vector<int32_t>& candi
           scope.nodes.push_back(by_domain[i].second);
         }
         for (int32_t n : index_.domain_nodes(level, scope.domain)) {
-          if (node_first_[n] < 0 && Usable(j, n, m)) scope.untouched += Fit(n);
+          if (node_first_[n] >= 0 || state_.node_free_gpu(n) < replica_milli) continue;
+          if (Usable(j, n, m)) scope.untouched += Fit(n);
         }
         scope.untouched_known = scope.untouched;
         scopes_.push_back(std::move(scope));
@@ -564,23 +584,30 @@ void PreemptionPlanner::ClearFreed() {
   freed_gpus_touched_.clear();
 }
 
-bool PreemptionPlanner::MayFit(const std::vector<int32_t>& victims) {
+bool PreemptionPlanner::MayFit(const std::vector<int32_t>& victims, bool mark_scopes) {
   ClearFreed();
   for (int32_t v : victims) Free(v, +1);
   bool fits = false;
-  for (const Scope& scope : scopes_) {
-    if (!QuotaMet(scope.model, victims)) continue;
-    if (scope.quota_only) {
-      fits = true;
-      break;
+  int32_t quota_model = kNone;
+  bool quota_met = false;
+  for (Scope& scope : scopes_) {
+    if (scope.model != quota_model || quota_model == kNone) {
+      quota_model = scope.model;
+      quota_met = QuotaMet(scope.model, victims);
     }
-    int64_t total = scope.untouched;
-    for (int32_t n : scope.nodes) {
-      if (total >= need_.replicas) break;
-      total += Fit(n);
+    bool ok = quota_met;
+    if (ok && !scope.quota_only) {
+      int64_t total = scope.untouched;
+      for (int32_t n : scope.nodes) {
+        if (total >= need_.replicas) break;
+        total += Fit(n);
+      }
+      ok = total >= need_.replicas;
     }
-    if (total >= need_.replicas) {
-      fits = true;
+    fits = fits || ok;
+    if (mark_scopes) {
+      scope.may_fit = ok;
+    } else if (fits) {
       break;
     }
   }
@@ -648,7 +675,7 @@ std::vector<int32_t> PreemptionPlanner::ExactSearch(int32_t j, std::vector<int32
   for (const Subset& s : subsets) {
     if (!PlanAllowed(j, s.victims)) continue;
     if (s.victims == candidates) return candidates;  // known to free enough
-    if (!MayFit(s.victims)) continue;                // cannot be enough
+    if (!MayFit(s.victims, false)) continue;         // cannot be enough
     if (!BudgetLeft()) {
       counters_.budget_exhausted = true;
       break;
@@ -781,17 +808,19 @@ std::optional<PreemptionPlanner::Candidate> PreemptionPlanner::PlanScope(int32_t
       for (int32_t v : plan.victims) missing -= Relief(v, limit);
       if (missing > 0) short_by.emplace_back(&limit, missing);
     }
-    for (size_t k = 0; k < by_order_.size() && !short_by.empty(); ++k) {
-      const int32_t v = by_order_[k];
-      if (chosen_[v]) continue;
-      const bool helps = std::any_of(short_by.begin(), short_by.end(),
-                                     [&](const auto& e) { return Relief(v, *e.first) > 0; });
-      if (!helps || !TallyAdd(j, v, tally)) continue;
-      const bool allowed = TallyAllows(j, tally);
-      TallyRemove(j, v, tally);
-      if (!allowed) continue;
-      take(v);
-      for (auto& e : short_by) e.second -= Relief(v, *e.first);
+    // One limit at a time, from the candidates that count against it.
+    while (!short_by.empty() && (bound == nullptr || !KeyLess(bound->key, plan.key))) {
+      const LimitNeed& limit = *short_by.front().first;
+      for (size_t k = 0; k < limit.relievers.size() && short_by.front().second > 0; ++k) {
+        const int32_t v = limit.relievers[k];
+        if (chosen_[v] || !TallyAdd(j, v, tally)) continue;
+        const bool allowed = TallyAllows(j, tally);
+        TallyRemove(j, v, tally);
+        if (!allowed) continue;
+        take(v);
+        for (auto& e : short_by) e.second -= Relief(v, *e.first);
+      }
+      if (short_by.front().second > 0) break;  // cannot be met
       std::erase_if(short_by, [](const auto& e) { return e.second <= 0; });
     }
     complete = short_by.empty() && !plan.victims.empty() &&
@@ -812,6 +841,7 @@ std::vector<int32_t> PreemptionPlanner::HeuristicSearch(int32_t j,
   for (int32_t s = 0; s < static_cast<int32_t>(scopes_.size()); ++s) {
     const Candidate* bound =
         static_cast<int>(best.size()) == kPlansSimulated ? &best.back() : nullptr;
+    if (!scopes_[s].may_fit) continue;
     std::optional<Candidate> plan = PlanScope(j, s, need_.replicas, bound);
     if (!plan) continue;
     if (std::any_of(best.begin(), best.end(),

@@ -119,6 +119,7 @@ class PreemptionPlanner {
     // The job may already have room on this model but a queue limit stops it: the scope asks
     // for no room, only for the limits to be met.
     bool quota_only = false;
+    bool may_fit = false;
   };
   // A queue limit the gang would exceed on a model slot, and by how much; and per queue, 1 if
   // its jobs count against the limit (the limited queue's subtree).
@@ -126,6 +127,8 @@ class PreemptionPlanner {
     int32_t model, queue, slot;
     int64_t shortfall;
     std::vector<uint8_t> counts;
+    // The job's candidates that count against it, in victim order.
+    std::vector<int32_t> relievers;
   };
   // A victim set as the policy ranks it.
   struct PlanKey {
@@ -202,8 +205,9 @@ class PreemptionPlanner {
   // Adds (sign +1) or takes back (-1) what victim v holds to the freed amounts.
   void Free(int32_t v, int sign);
   void ClearFreed();
-  // Could the job fit in some scope with `victims` evicted (necessary condition)?
-  bool MayFit(const std::vector<int32_t>& victims);
+  // Could the job fit in some scope with `victims` evicted (necessary condition)? With
+  // `mark_scopes`, notes the answer for each scope in Scope::may_fit.
+  bool MayFit(const std::vector<int32_t>& victims, bool mark_scopes);
   // Is queue q `ancestor` or below it?
   bool InSubtree(int32_t q, int32_t ancestor) const;
   // Milli-GPUs running job v holds.
