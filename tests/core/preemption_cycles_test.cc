@@ -844,9 +844,9 @@ TEST(PreemptionCyclesTest, InvariantsHoldOverCycles) {
 //    Retrying failed jobs and victims with preemption in 6b (tried on a scratch copy) does not
 //    fix this alone (e4 17 -> 16 seeds).
 //
-// Failing seeds of 1,000 with the engine of 91f63a4 (the same at 67c5ff8): (e1) 222 502 635 802
-// 955; (e3) 171 272 715; (e4) 171 216 222 272 385 421 456 476 502 522 582 606 635 686 802 912 955
-// (entitlements constant in the stretch for 216 222 421 456 476 502 582 606 686).
+// Failing seeds of 1,000 with the engine of 19d1f5e (the same at 67c5ff8 and 91f63a4): (e1) 222
+// 502 635 802 955; (e3) 171 272 715; (e4) 171 216 222 272 385 421 456 476 502 522 582 606 635 686
+// 802 912 955 (entitlements constant in the stretch for 216 222 421 456 476 502 582 606 686).
 TEST(PreemptionCyclesTest, DISABLED_QuietWithinFourCyclesOfATrigger) { ExpectProperty(kQuiesces); }
 
 TEST(PreemptionCyclesTest, DISABLED_NoJobEvictsAJobThatEvictedIt) {
