@@ -232,13 +232,13 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
     });
     if (candidates.empty()) return std::nullopt;
   }
-  BuildScopes(j, candidates);
+  const bool exact = static_cast<int>(candidates.size()) <= kExactCandidates;
+  BuildScopes(j, candidates, exact);
   // Evicting every candidate is the most that can be freed: if no scope could then hold the
   // job, no plan can.
-  if (!MayFit(candidates, /*mark_scopes=*/true)) return std::nullopt;
-  const std::vector<int32_t> chosen = static_cast<int>(candidates.size()) <= kExactCandidates
-                                          ? ExactSearch(j, std::move(candidates))
-                                          : HeuristicSearch(j, candidates);
+  if (candidates.empty() || !MayFit(candidates, /*mark_scopes=*/true)) return std::nullopt;
+  const std::vector<int32_t> chosen =
+      exact ? ExactSearch(j, std::move(candidates)) : HeuristicSearch(j, candidates);
   if (chosen.empty()) return std::nullopt;
 
   // The decisions, worded with the state before the plan.
@@ -381,7 +381,7 @@ bool PreemptionPlanner::Usable(int32_t j, int32_t n, int32_t model) const {
   return std::find(info.models.begin(), info.models.end(), m) != info.models.end();
 }
 
-void PreemptionPlanner::BuildScopes(int32_t j, const std::vector<int32_t>& candidates) {
+void PreemptionPlanner::BuildScopes(int32_t j, std::vector<int32_t>& candidates, bool exact) {
   const JobInfo& info = index_.job(j);
   for (int32_t n : touched_nodes_) node_first_[n] = node_end_[n] = -1;
   touched_nodes_.clear();
@@ -415,6 +415,50 @@ void PreemptionPlanner::BuildScopes(int32_t j, const std::vector<int32_t>& candi
                        largest->topology.replica_strictness == Strictness::kRequired;
   }
 
+  std::vector<int32_t> models = info.models;
+  if (need_.gpu_count == 0) models = {kNone};
+  // The limits the gang exceeds, per model, as the placer checks them.
+  limits_.clear();
+  for (int32_t m : models) {
+    if (info.gang_milli <= 0) break;
+    for (int32_t q = info.queue; q != kNone; q = index_.queue_parent(q)) {
+      for (int32_t slot : {m, index_.any_model_slot()}) {
+        if (slot == kNone) continue;
+        const int64_t limit = index_.queue_limit(q, slot);
+        if (limit == kNoLimit) continue;
+        const int64_t over = state_.queue_usage(q, slot) + info.gang_milli - limit;
+        if (over <= 0) continue;
+        LimitNeed need{m, q, slot, over, std::vector<uint8_t>(index_.queue_count(), 0), {}};
+        for (int32_t k = 0; k < index_.queue_count(); ++k) need.counts[k] = InSubtree(k, q);
+        limits_.push_back(std::move(need));
+      }
+    }
+  }
+  // Above kExactCandidates, when every group needs GPUs: a candidate that holds nothing on a node
+  // the job may use, and counts against no limit it would exceed, cannot help.
+  const bool all_need_gpus =
+      std::all_of(info.groups_by_name.begin(), info.groups_by_name.end(),
+                  [&](int32_t g) { return info.job->groups[g].request.gpu_milli > 0; });
+  if (all_need_gpus && !exact) {
+    std::erase_if(candidates, [&](int32_t v) {
+      for (const Holding& holding : holdings_[v]) {
+        if (Usable(j, holding.node, kNone)) return false;
+      }
+      return std::none_of(limits_.begin(), limits_.end(),
+                          [&](const LimitNeed& limit) { return Relief(v, limit) > 0; });
+    });
+  }
+  if (!limits_.empty()) {
+    by_order_ = candidates;
+    std::sort(by_order_.begin(), by_order_.end(),
+              [this](int32_t a, int32_t b) { return victim_rank_[a] < victim_rank_[b]; });
+    for (LimitNeed& limit : limits_) {
+      for (int32_t v : by_order_) {
+        if (Relief(v, limit) > 0) limit.relievers.push_back(v);
+      }
+    }
+  }
+
   // Candidates of each usable node, in victim order (a job on a node twice counts once).
   for (int32_t v : candidates) is_candidate_[v] = 1;
   for (int32_t v : candidates) {
@@ -442,35 +486,10 @@ void PreemptionPlanner::BuildScopes(int32_t j, const std::vector<int32_t>& candi
   const int32_t level = info.gang_level;
   const bool required = level != kNone && constrained != nullptr &&
                         constrained->topology.gang_strictness == Strictness::kRequired;
-  std::vector<int32_t> models = info.models;
-  if (need_.gpu_count == 0) models = {kNone};
   const int64_t replica_milli = need_.milli_per_gpu * need_.gpu_count;
-  by_order_ = candidates;
-  std::sort(by_order_.begin(), by_order_.end(),
-            [this](int32_t a, int32_t b) { return victim_rank_[a] < victim_rank_[b]; });
-  limits_.clear();
   for (int32_t m : models) {
-    // The limits the gang exceeds on this model, as the placer checks them.
-    bool limited = false;
-    if (info.gang_milli > 0) {
-      for (int32_t q = info.queue; q != kNone; q = index_.queue_parent(q)) {
-        for (int32_t slot : {m, index_.any_model_slot()}) {
-          if (slot == kNone) continue;
-          const int64_t limit = index_.queue_limit(q, slot);
-          if (limit == kNoLimit) continue;
-          const int64_t over = state_.queue_usage(q, slot) + info.gang_milli - limit;
-          if (over > 0) {
-            LimitNeed need{m, q, slot, over, std::vector<uint8_t>(index_.queue_count(), 0), {}};
-            for (int32_t k = 0; k < index_.queue_count(); ++k) need.counts[k] = InSubtree(k, q);
-            for (int32_t v : by_order_) {
-              if (Relief(v, need) > 0) need.relievers.push_back(v);
-            }
-            limits_.push_back(std::move(need));
-            limited = true;
-          }
-        }
-      }
-    }
+    const bool limited = std::any_of(limits_.begin(), limits_.end(),
+                                     [m](const LimitNeed& limit) { return limit.model == m; });
     if (limited) {
       Scope scope;
       scope.model = m;

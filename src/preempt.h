@@ -196,9 +196,10 @@ class PreemptionPlanner {
   bool VictimBefore(int32_t a, int32_t b) const;
   void AddToKey(PlanKey& key, int32_t v) const;
   void BuildHoldings();
-  // Sets need_ and scopes_ for job j and its candidates; node_victims_ lists, per node of a
-  // scope, its candidates in victim order.
-  void BuildScopes(int32_t j, const std::vector<int32_t>& candidates);
+  // Sets need_, limits_ and scopes_ for job j and its candidates; node_victims_ lists, per node
+  // of a scope, its candidates in victim order. Unless `exact`, drops candidates that cannot
+  // help (see the .cc).
+  void BuildScopes(int32_t j, std::vector<int32_t>& candidates, bool exact);
   bool Usable(int32_t j, int32_t n, int32_t model) const;
   // Replicas of need_ that fit on node n with the freed amounts added (an upper bound).
   int64_t Fit(int32_t n) const;
