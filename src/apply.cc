@@ -26,6 +26,7 @@ absl::Status ApplyStarts(const Decisions& decisions, Snapshot& snapshot) {
     job.state = JobState::kRunning;
     job.start_time = snapshot.now;
     job.placements = start.placements;
+    job.pending_since.reset();
   }
   return absl::OkStatus();
 }
@@ -44,6 +45,7 @@ absl::Status ApplyDecisions(const Decisions& decisions, Snapshot& snapshot) {
     victim.state = JobState::kPending;
     victim.placements.clear();
     victim.start_time.reset();
+    victim.pending_since = next.now;
   }
   if (absl::Status status = ApplyStarts(decisions, next); !status.ok()) return status;
   snapshot = std::move(next);

@@ -162,6 +162,7 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
     h.Int(static_cast<int64_t>(job.state));
     h.Opt(job.start_time);
     h.Int(job.attained_service_s);
+    if (job.pending_since.has_value()) h.Int(*job.pending_since);  // unset: as before it existed
     std::vector<ReplicaPlacement> placements = job.placements;
     std::sort(placements.begin(), placements.end(),
               [](const ReplicaPlacement& a, const ReplicaPlacement& b) {

@@ -8,7 +8,8 @@
 namespace gpupool::internal {
 
 bool Starving(const Job& job, const Policy& policy, int64_t now) {
-  return policy.starvation_bound_s > 0 && now - job.submit_time > policy.starvation_bound_s;
+  return policy.starvation_bound_s > 0 &&
+         now - job.pending_since.value_or(job.submit_time) > policy.starvation_bound_s;
 }
 
 void SortInJobOrder(const SnapshotIndex& index, const Policy& policy, std::vector<int32_t>& jobs) {
@@ -50,7 +51,8 @@ void SortInJobOrder(const SnapshotIndex& index, const Policy& policy, std::vecto
                           : kUnknown;
         break;
     }
-    if (key.starving == 0) key.primary = 0;  // the starving are served oldest first
+    // The starving are served longest-waiting first.
+    if (key.starving == 0) key.primary = job.pending_since.value_or(job.submit_time);
     keys.push_back(key);
   }
   std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {

@@ -18,7 +18,8 @@ namespace gpupool::internal {
 // a strict total order.
 std::vector<int32_t> OrderPendingJobs(const SnapshotIndex& index, const Policy& policy);
 
-// Has pending job `job` waited longer than the policy's starvation bound (now - submit_time)?
+// Has pending job `job` waited longer than the policy's starvation bound (now - pending_since,
+// which defaults to submit_time)?
 bool Starving(const Job& job, const Policy& policy, int64_t now);
 
 // Sorts `jobs` (dense indices, any state) into the same order.

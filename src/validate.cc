@@ -628,6 +628,13 @@ class Validator {
     }
     GPUPOOL_RETURN_IF_ERROR(
         CheckQuantityF(job.attained_service_s, "jobs[{}].attained_service_s", id));
+    if (job.pending_since.has_value()) {
+      GPUPOOL_RETURN_IF_ERROR(CheckQuantityF(*job.pending_since, "jobs[{}].pending_since", id));
+      if (*job.pending_since < job.submit_time) {
+        return Invalid("jobs[{}].pending_since: {} is before its submit_time {}", id,
+                       *job.pending_since, job.submit_time);
+      }
+    }
 
     switch (job.state) {
       case JobState::kPending:

@@ -9,17 +9,17 @@
 namespace gpupool {
 
 // Applies the Start decisions to `snapshot` in place: each started job becomes running, with
-// its placements and start_time = snapshot.now. Other decision kinds are left for the host.
-// Returns FailedPrecondition (and changes nothing) when a decision names a job that is not
-// pending in the snapshot.
+// its placements and start_time = snapshot.now (and no pending_since). Other decision kinds are
+// left for the host. Returns FailedPrecondition (and changes nothing) when a decision names a job
+// that is not pending in the snapshot.
 absl::Status ApplyStarts(const Decisions& decisions, Snapshot& snapshot);
 
 // Applies the Preempt decisions, then the Start decisions, to `snapshot` in place, as a host
-// carries them out: each victim becomes pending again (no placements, no start time; its last
-// checkpoint is kept), then ApplyStarts(). A victim that the same decisions start again (it was
-// re-placed elsewhere in the cycle) ends up running at its new place. Returns
-// FailedPrecondition (and changes nothing) when a decision names a job that is not in the state
-// it requires.
+// carries them out: each victim becomes pending again (no placements, no start time,
+// pending_since = snapshot.now; its last checkpoint is kept), then ApplyStarts(). A victim that the
+// same decisions start again (it was re-placed elsewhere in the cycle) ends up running at its new
+// place. Returns FailedPrecondition (and changes nothing) when a decision names a job that is not
+// in the state it requires.
 absl::Status ApplyDecisions(const Decisions& decisions, Snapshot& snapshot);
 
 }  // namespace gpupool

@@ -113,6 +113,9 @@ struct Job {
   std::vector<ReplicaPlacement> placements;
   // Seconds of work done so far (attained service), for age- and service-based job orders.
   int64_t attained_service_s = 0;
+  // For pending jobs: host clock time the job last became pending (its submit time, or when it
+  // was last evicted). The starvation guard measures waiting from it. Unset: submit_time.
+  std::optional<int64_t> pending_since;
 };
 
 }  // namespace gpupool

@@ -120,8 +120,9 @@ struct Policy {
   JobOrder job_order = JobOrder::kPriorityFifo;
   // Level boundaries of kLeastAttainedService, ascending (Tiresias: 3,250 and 7,200).
   std::vector<int64_t> las_thresholds_gpu_seconds = {3250, 7200};
-  // Starvation guard: a job that has waited longer than this (now - submit_time) is served
-  // before every job that has not, oldest first, whatever its queue; if it still cannot start,
+  // Starvation guard: a job that has waited longer than this (now - pending_since, which
+  // defaults to submit_time) is served before every job that has not, longest-waiting first,
+  // whatever its queue; if it still cannot start,
   // capacity is held for it where it can start soonest (a Reserve decision, docs/engine.md
   // stage 7). 0: off.
   int64_t starvation_bound_s = 0;

@@ -225,10 +225,10 @@ absl::Status ReadCheckpointing(JsonValue value, const Path& path, Checkpointing&
 
 absl::Status ReadJob(JsonValue value, const Path& path, Job& out) {
   static constexpr FieldSpec kFields[] = {
-      {"id", true},           {"queue", true}, {"priority"},      {"submit_time"},
-      {"groups", true},       {"preemptible"}, {"checkpointing"}, {"min_runtime_s"},
-      {"runtime_estimate_s"}, {"state"},       {"start_time"},    {"placements"},
-      {"attained_service_s"},
+      {"id", true},           {"queue", true},   {"priority"},      {"submit_time"},
+      {"groups", true},       {"preemptible"},   {"checkpointing"}, {"min_runtime_s"},
+      {"runtime_estimate_s"}, {"state"},         {"start_time"},    {"placements"},
+      {"attained_service_s"}, {"pending_since"},
   };
   return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
@@ -256,8 +256,10 @@ absl::Status ReadJob(JsonValue value, const Path& path, Job& out) {
         return internal::ReadOptionalInt64(v, p, out.start_time);
       case 11:
         return ReadArray(v, p, out.placements, internal::ReadReplicaPlacement);
-      default:
+      case 12:
         return ReadInt64(v, p, out.attained_service_s);
+      default:
+        return internal::ReadOptionalInt64(v, p, out.pending_since);
     }
   });
 }

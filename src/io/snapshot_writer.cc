@@ -132,6 +132,7 @@ void WriteJob(JsonWriter& w, const Job& job) {
   w.Key("placements");
   internal::WritePlacements(w, job.placements);
   w.IntField("attained_service_s", job.attained_service_s);
+  if (job.pending_since.has_value()) w.IntField("pending_since", *job.pending_since);
   w.EndObject();
 }
 

@@ -94,6 +94,24 @@ TEST(ReserveTest, WithoutEstimatesTheLeastBusyNodesAndNoExpectedStart) {
   EXPECT_EQ(small->placements[0].node, "n2");
 }
 
+// Waiting is measured from pending_since when the host sets it (an evicted job re-queued an
+// hour ago has not waited three days).
+TEST(ReserveTest, WaitingCountsFromPendingSince) {
+  Snapshot s = StarvingGang(true);
+  for (Job& j : s.jobs) {
+    if (j.id == "gang") j.pending_since = 3 * kDay - 3600;
+  }
+  absl::StatusOr<Decisions> d = Schedule(s, WithBound(2 * kDay));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->reservations.empty());
+  for (Job& j : s.jobs) {
+    if (j.id == "gang") j.pending_since = kDay - 1;
+  }
+  d = Schedule(s, WithBound(2 * kDay));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->reservations.size(), 1u);
+}
+
 TEST(ReserveTest, ANeverFittingJobGetsNone) {
   Snapshot s = StarvingGang(true);
   for (Job& j : s.jobs) {

@@ -29,7 +29,7 @@ TEST(FormatCoverageTest, EveryStructHasTheFieldsTheFormatKnows) {
       {"Gpu", sizeof(Gpu), 12},
       {"Queue", sizeof(Queue), 128},
       {"Quota", sizeof(Quota), 64},
-      {"Job", sizeof(Job), 232},
+      {"Job", sizeof(Job), 248},
       {"TaskGroup", sizeof(TaskGroup), 160},
       {"ResourceRequest", sizeof(ResourceRequest), 32},
       {"TopologyConstraint", sizeof(TopologyConstraint), 56},

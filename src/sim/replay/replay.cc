@@ -404,6 +404,7 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
         const RunState& s = st[i];
         Job job = templates[i];
         job.attained_service_s = s.service_before;
+        job.pending_since = s.pending_since;
         if (las_priority) {
           job.priority = -LasLevel(options.las_thresholds_gpu_seconds, s.service_before * s.gpus);
         }
