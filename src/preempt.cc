@@ -56,11 +56,23 @@ int32_t PreemptionPlanner::Side(int32_t q, int32_t other) const {
 }
 
 int64_t PreemptionPlanner::GuaranteeTotal(int32_t q) const {
+  if (guarantee_total_.empty()) guarantee_total_.assign(index_.queue_count(), -1);
+  if (guarantee_total_[q] >= 0) return guarantee_total_[q];
   int64_t per_model = 0;
   for (int32_t m = 0; m < index_.model_count(); ++m) {
     per_model += entitlements_.guaranteed(q, m);
   }
-  return std::max(per_model, entitlements_.guaranteed(q, index_.any_model_slot()));
+  guarantee_total_[q] = std::max(per_model, entitlements_.guaranteed(q, index_.any_model_slot()));
+  return guarantee_total_[q];
+}
+
+std::pair<int32_t, int32_t> PreemptionPlanner::Sides(int32_t vq, int32_t jq) const {
+  if (jq != sides_for_) {
+    sides_for_ = jq;
+    sides_.assign(index_.queue_count(), {kNone - 1, kNone - 1});
+  }
+  if (sides_[vq].first == kNone - 1) sides_[vq] = {Side(vq, jq), Side(jq, vq)};
+  return sides_[vq];
 }
 
 bool PreemptionPlanner::TallyAdd(int32_t j, int32_t v, RuleTally& tally) const {
@@ -71,8 +83,7 @@ bool PreemptionPlanner::TallyAdd(int32_t j, int32_t v, RuleTally& tally) const {
     tally.own_freed += milli;
     return true;
   }
-  const int32_t side = Side(vq, jq);
-  const int32_t mine = Side(jq, vq);
+  const auto [side, mine] = Sides(vq, jq);
   if (side == kNone || mine == kNone) return false;
   // One comparison per plan: victims of other queues all under one sibling of the job's side.
   if (tally.cross > 0 && mine != tally.job_side) return false;
@@ -97,7 +108,7 @@ void PreemptionPlanner::TallyRemove(int32_t j, int32_t v, RuleTally& tally) cons
     tally.own_freed -= milli;
     return;
   }
-  const int32_t side = Side(vq, jq);
+  const int32_t side = Sides(vq, jq).first;
   auto it = std::find_if(tally.taken.begin(), tally.taken.end(),
                          [side](const RuleTally::Taken& t) { return t.side == side; });
   GPUPOOL_CHECK(it != tally.taken.end());
@@ -149,14 +160,23 @@ int64_t PreemptionPlanner::LostSeconds(int32_t v) const {
 }
 
 bool PreemptionPlanner::MayEvict(int32_t v) const {
+  return Evictable(v) && !state_.OnHeldNode(v);  // held for a starving job's reservation
+}
+
+bool PreemptionPlanner::Evictable(int32_t v) const {
+  if (may_evict_.empty()) may_evict_.assign(index_.job_count(), -1);
+  if (may_evict_[v] < 0) may_evict_[v] = MayEverEvict(v) ? 1 : 0;
+  return may_evict_[v] != 0;
+}
+
+bool PreemptionPlanner::MayEverEvict(int32_t v) const {
   const Job& victim = *index_.job(v).job;
   const int64_t now = index_.snapshot().now;
   const int64_t ran = now - victim.start_time.value_or(now);
   if (!victim.preemptible || ran < victim.min_runtime_s) return false;
   if (ran < policy_.preemption.min_victim_run_s) return false;
   const int64_t most_lost = policy_.preemption.max_victim_lost_s;
-  if (most_lost > 0 && LostSeconds(v) > most_lost) return false;
-  return !state_.OnHeldNode(v);  // held for a starving job's reservation (reserve.h)
+  return most_lost <= 0 || LostSeconds(v) <= most_lost;
 }
 
 int64_t PreemptionPlanner::VictimCost(int32_t v) const {
@@ -177,24 +197,39 @@ std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {
   std::vector<int32_t> out;
   if (info.queue == kNone) return out;
   const int32_t any = index_.any_model_slot();
+  auto consider = [&](int32_t v, bool own) {
+    const Job& victim = *index_.job(v).job;
+    if (evicted_[v] || !Evictable(v)) return;  // nodes held for reservations: TryPreempt()
+    if (own && victim.priority >= info.job->priority) return;
+    if (info.needs_gpu && Milli(v) == 0) return;
+    out.push_back(v);
+  };
+  if (!policy_.preemption.reclaim_across_queues) {
+    for (int32_t v : running_by_queue_[info.queue]) consider(v, true);  // in id order
+    return out;
+  }
+  // Queues whose jobs may go: the job's own, and those whose side holds more than its
+  // entitlement (only they can give anything back). Then every running job, in id order.
+  std::vector<uint8_t> open(index_.queue_count(), 0);
   for (int32_t q = 0; q < index_.queue_count(); ++q) {
-    const bool own = q == info.queue;
-    if (!own && !policy_.preemption.reclaim_across_queues) continue;
-    if (!own) {
-      // Only queues whose side holds more than its entitlement can give anything back.
-      const int32_t side = Side(q, info.queue);
-      if (side == kNone || Side(info.queue, q) == kNone) continue;
-      if (state_.queue_usage(side, any) <= entitlements_.entitlement(side, any)) continue;
+    if (q == info.queue) {
+      open[q] = 1;
+      continue;
     }
-    for (int32_t v : running_by_queue_[q]) {
-      const Job& victim = *index_.job(v).job;
-      if (evicted_[v] || !MayEvict(v)) continue;
-      if (own && victim.priority >= info.job->priority) continue;
-      if (state_.running_milli(v) == 0 && info.needs_gpu) continue;
-      out.push_back(v);
+    const int32_t side = Side(q, info.queue);
+    if (side == kNone || Side(info.queue, q) == kNone) continue;
+    if (state_.queue_usage(side, any) > entitlements_.entitlement(side, any)) open[q] = 2;
+  }
+  if (running_.empty()) {
+    for (int32_t v = 0; v < index_.job_count(); ++v) {
+      const JobInfo& vi = index_.job(v);
+      if (vi.job->state == JobState::kRunning && vi.queue != kNone) running_.push_back(v);
     }
   }
-  std::sort(out.begin(), out.end());
+  for (int32_t v : running_) {
+    const uint8_t o = open[index_.job(v).queue];
+    if (o != 0) consider(v, o == 1);
+  }
   return out;
 }
 
@@ -211,11 +246,6 @@ std::optional<std::vector<ReplicaPlacement>> PreemptionPlanner::Simulate(
 std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) {
   std::vector<int32_t> candidates = Candidates(j);
   if (candidates.empty()) return std::nullopt;
-  if (!BudgetLeft()) {
-    counters_.budget_exhausted = true;
-    return std::nullopt;
-  }
-  if (holdings_.empty()) BuildHoldings();
   if (policy_.preemption.reclaim_across_queues) {
     // A victim of another queue can be in an allowed plan only if the rules allow taking it
     // alone together with every candidate of the job's own queue (which only loosens them:
@@ -225,13 +255,23 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
     for (int32_t v : candidates) {
       if (index_.job(v).queue == jq) TallyAdd(j, v, own);
     }
+    RuleTally with = own;
     std::erase_if(candidates, [&](int32_t v) {
       if (index_.job(v).queue == jq) return false;
-      RuleTally with = own;
-      return !TallyAdd(j, v, with) || !TallyAllows(j, with);
+      if (!TallyAdd(j, v, with)) return true;
+      const bool allowed = TallyAllows(j, with);
+      TallyRemove(j, v, with);
+      return !allowed;
     });
-    if (candidates.empty()) return std::nullopt;
   }
+  // Jobs on nodes held for a starving job's reservation stay (checked last: it is the dearest).
+  std::erase_if(candidates, [this](int32_t v) { return state_.OnHeldNode(v); });
+  if (candidates.empty()) return std::nullopt;
+  if (!BudgetLeft()) {
+    counters_.budget_exhausted = true;
+    return std::nullopt;
+  }
+  if (holdings_.empty()) BuildHoldings();
   const bool exact = static_cast<int>(candidates.size()) <= kExactCandidates;
   BuildScopes(j, candidates, exact);
   // Evicting every candidate is the most that can be freed: if no scope could then hold the
@@ -440,23 +480,23 @@ void PreemptionPlanner::BuildScopes(int32_t j, std::vector<int32_t>& candidates,
       std::all_of(info.groups_by_name.begin(), info.groups_by_name.end(),
                   [&](int32_t g) { return info.job->groups[g].request.gpu_milli > 0; });
   if (all_need_gpus && !exact) {
+    std::vector<int8_t> usable(index_.node_count(), -1);
     std::erase_if(candidates, [&](int32_t v) {
       for (const Holding& holding : holdings_[v]) {
-        if (Usable(j, holding.node, kNone)) return false;
+        int8_t& u = usable[holding.node];
+        if (u < 0) u = Usable(j, holding.node, kNone) ? 1 : 0;
+        if (u) return false;
       }
       return std::none_of(limits_.begin(), limits_.end(),
                           [&](const LimitNeed& limit) { return Relief(v, limit) > 0; });
     });
   }
-  if (!limits_.empty()) {
-    by_order_ = candidates;
-    std::sort(by_order_.begin(), by_order_.end(),
-              [this](int32_t a, int32_t b) { return victim_rank_[a] < victim_rank_[b]; });
-    for (LimitNeed& limit : limits_) {
-      for (int32_t v : by_order_) {
-        if (Relief(v, limit) > 0) limit.relievers.push_back(v);
-      }
+  for (LimitNeed& limit : limits_) {
+    for (int32_t v : candidates) {
+      if (Relief(v, limit) > 0) limit.relievers.push_back(v);
     }
+    std::sort(limit.relievers.begin(), limit.relievers.end(),
+              [this](int32_t a, int32_t b) { return victim_rank_[a] < victim_rank_[b]; });
   }
 
   // Candidates of each usable node, in victim order (a job on a node twice counts once).

@@ -54,6 +54,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "entitlements.h"
@@ -161,6 +162,11 @@ class PreemptionPlanner {
   // May running job v be a victim at all: preemptible, past its min_runtime_s and the policy's
   // min_victim_run_s, losing at most max_victim_lost_s, not on a node held for a reservation?
   bool MayEvict(int32_t v) const;
+  // The part of MayEvict() that cannot change within the cycle, and the same cached.
+  bool MayEverEvict(int32_t v) const;
+  bool Evictable(int32_t v) const;
+  // Side(vq, jq) and Side(jq, vq), cached for the last jq.
+  std::pair<int32_t, int32_t> Sides(int32_t vq, int32_t jq) const;
   // The queue that stands for q when it is compared with `other`: q's ancestor (or q) just
   // below their lowest common ancestor; kNone when one queue is an ancestor of the other.
   int32_t Side(int32_t q, int32_t other) const;
@@ -243,8 +249,15 @@ class PreemptionPlanner {
   // where it is read.
   std::vector<int32_t> counterfactual_pool_;
   bool counterfactual_pool_built_ = false;
-  // Running jobs of each queue, in id order.
+  // Running jobs of each queue, in id order; all of them, in id order (built on first use).
   std::vector<std::vector<int32_t>> running_by_queue_;
+  mutable std::vector<int32_t> running_;
+  // MayEverEvict() per job, on first use (-1: not yet).
+  mutable std::vector<int8_t> may_evict_;
+  // GuaranteeTotal() per queue (-1: not yet); Sides() for queue sides_for_.
+  mutable std::vector<int64_t> guarantee_total_;
+  mutable int32_t sides_for_ = kNone;
+  mutable std::vector<std::pair<int32_t, int32_t>> sides_;
   std::vector<int32_t> queue_depth_;
 
   // Search state, reused from job to job. Built on first use, per running job: its holdings,
@@ -261,8 +274,6 @@ class PreemptionPlanner {
   Need need_;
   std::vector<Scope> scopes_;
   std::vector<LimitNeed> limits_;
-  // The job's candidates in victim order.
-  std::vector<int32_t> by_order_;
   // Per node: the slice of node_victims_ with its candidates (node_first_[n] < 0: none).
   std::vector<int32_t> node_first_, node_end_;
   std::vector<int32_t> node_victims_;
