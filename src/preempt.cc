@@ -216,19 +216,27 @@ std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {
       open[q] = 1;
       continue;
     }
-    const int32_t side = Side(q, info.queue);
-    if (side == kNone || Side(info.queue, q) == kNone) continue;
+    const auto [side, mine] = Sides(q, info.queue);
+    if (side == kNone || mine == kNone) continue;
     if (state_.queue_usage(side, any) > entitlements_.entitlement(side, any)) open[q] = 2;
   }
-  if (running_.empty()) {
+  if (!running_built_) {
+    running_built_ = true;
     for (int32_t v = 0; v < index_.job_count(); ++v) {
       const JobInfo& vi = index_.job(v);
-      if (vi.job->state == JobState::kRunning && vi.queue != kNone) running_.push_back(v);
+      if (vi.job->state != JobState::kRunning || vi.queue == kNone || !Evictable(v)) continue;
+      running_.push_back(v);
+      running_queue_.push_back(vi.queue);
     }
   }
-  for (int32_t v : running_) {
-    const uint8_t o = open[index_.job(v).queue];
-    if (o != 0) consider(v, o == 1);
+  for (size_t k = 0; k < running_.size(); ++k) {
+    const uint8_t o = open[running_queue_[k]];
+    if (o == 2) {
+      const int32_t v = running_[k];
+      if (!evicted_[v] && (!info.needs_gpu || Milli(v) > 0)) out.push_back(v);
+    } else if (o == 1) {
+      consider(running_[k], true);
+    }
   }
   return out;
 }
@@ -250,18 +258,35 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
     // A victim of another queue can be in an allowed plan only if the rules allow taking it
     // alone together with every candidate of the job's own queue (which only loosens them:
     // dropping other victims of other queues loosens them too).
-    RuleTally own;
-    const int32_t jq = index_.job(j).queue;
+    // That is: at most a cap per side, the same for every victim of the side.
+    const JobInfo& info = index_.job(j);
+    const int32_t jq = info.queue;
+    const int32_t any = index_.any_model_slot();
+    int64_t own_freed = 0;
     for (int32_t v : candidates) {
-      if (index_.job(v).queue == jq) TallyAdd(j, v, own);
+      if (index_.job(v).queue == jq) own_freed += Milli(v);
     }
-    RuleTally with = own;
+    constexpr int64_t kUnknown = std::numeric_limits<int64_t>::min();
+    std::vector<int64_t> cap(index_.queue_count(), kUnknown);
     std::erase_if(candidates, [&](int32_t v) {
-      if (index_.job(v).queue == jq) return false;
-      if (!TallyAdd(j, v, with)) return true;
-      const bool allowed = TallyAllows(j, with);
-      TallyRemove(j, v, with);
-      return !allowed;
+      const int32_t vq = index_.job(v).queue;
+      if (vq == jq) return false;
+      const auto [side, mine] = Sides(vq, jq);
+      if (side == kNone || mine == kNone) return true;
+      if (cap[side] == kUnknown) {
+        // TallyAllows() for one victim of `side`, solved for its milli-GPUs.
+        const int64_t job_after = state_.queue_usage(mine, any) + info.gang_milli - own_freed;
+        const int64_t job_over = job_after - entitlements_.entitlement(mine, any);
+        const bool borrowing = job_after > GuaranteeTotal(mine);
+        const int64_t usage = state_.queue_usage(side, any);
+        const int64_t entitlement = entitlements_.entitlement(side, any);
+        const int64_t guarantee = GuaranteeTotal(side);
+        int64_t most = usage - entitlement - job_over;  // no loops
+        if (borrowing) most = std::min(most, usage - guarantee);
+        if (usage <= entitlement || (!borrowing && usage <= guarantee)) most = -1;
+        cap[side] = most;
+      }
+      return Milli(v) > cap[side];
     });
   }
   // Jobs on nodes held for a starving job's reservation stay (checked last: it is the dearest).
@@ -894,13 +919,42 @@ std::optional<PreemptionPlanner::Candidate> PreemptionPlanner::PlanScope(int32_t
 
 std::vector<int32_t> PreemptionPlanner::HeuristicSearch(int32_t j,
                                                         const std::vector<int32_t>& candidates) {
-  (void)candidates;
+  // Scopes by a lower bound on their plan's key: every plan holds at least one victim, none
+  // cheaper or of lower priority than the cheapest and lowest of the scope's candidates. Once
+  // the bound is worse than the kPlansSimulated-th best plan, no later scope can do better.
+  std::vector<std::pair<PlanKey, int32_t>> order;  // (lower bound, scope)
+  PlanKey anyone;                                  // for quota-only scopes: any candidate
+  anyone.count = 1;
+  anyone.cost = std::numeric_limits<int64_t>::max();
+  anyone.top_priority = std::numeric_limits<int32_t>::max();
+  for (int32_t v : candidates) {
+    anyone.cost = std::min(anyone.cost, VictimCost(v));
+    anyone.top_priority = std::min(anyone.top_priority, index_.job(v).job->priority);
+  }
+  for (int32_t s = 0; s < static_cast<int32_t>(scopes_.size()); ++s) {
+    const Scope& scope = scopes_[s];
+    if (!scope.may_fit) continue;
+    PlanKey low = anyone;
+    if (!scope.quota_only) {
+      low.cost = std::numeric_limits<int64_t>::max();
+      low.top_priority = std::numeric_limits<int32_t>::max();
+      for (int32_t n : scope.nodes) {
+        for (int32_t i = node_first_[n]; i < node_end_[n]; ++i) {
+          low.cost = std::min(low.cost, VictimCost(node_victims_[i]));
+          low.top_priority = std::min(low.top_priority, index_.job(node_victims_[i]).job->priority);
+        }
+      }
+    }
+    order.emplace_back(low, s);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [this](const auto& a, const auto& b) { return KeyLess(a.first, b.first); });
   // The best kPlansSimulated scope plans, best first, without duplicates.
   std::vector<Candidate> best;
-  for (int32_t s = 0; s < static_cast<int32_t>(scopes_.size()); ++s) {
+  for (const auto& [low, s] : order) {
     const Candidate* bound =
         static_cast<int>(best.size()) == kPlansSimulated ? &best.back() : nullptr;
-    if (!scopes_[s].may_fit) continue;
+    if (bound != nullptr && KeyLess(bound->key, low)) break;
     std::optional<Candidate> plan = PlanScope(j, s, need_.replicas, bound);
     if (!plan) continue;
     if (std::any_of(best.begin(), best.end(),

@@ -249,9 +249,11 @@ class PreemptionPlanner {
   // where it is read.
   std::vector<int32_t> counterfactual_pool_;
   bool counterfactual_pool_built_ = false;
-  // Running jobs of each queue, in id order; all of them, in id order (built on first use).
+  // Running jobs of each queue, in id order; and those that are Evictable(), in id order, with
+  // their queues (built on first use).
   std::vector<std::vector<int32_t>> running_by_queue_;
-  mutable std::vector<int32_t> running_;
+  mutable bool running_built_ = false;
+  mutable std::vector<int32_t> running_, running_queue_;
   // MayEverEvict() per job, on first use (-1: not yet).
   mutable std::vector<int8_t> may_evict_;
   // GuaranteeTotal() per queue (-1: not yet); Sides() for queue sides_for_.
