@@ -25,27 +25,35 @@
 // simulated on a checkpoint of the working state: evict, try to place, roll back; a plan is
 // committed only if the job then places, so nothing is evicted for nothing.
 //
-// Search. The planner first estimates, per node, how many replicas of the job's largest group
-// would fit there once some candidates are gone (free milli-GPUs per GPU, whole GPUs, CPU and
-// memory of the node; optimistic: islands, isolation and the other groups are left to the
-// simulation), and per scope (each domain of the job's gang level, or the whole pool) whether
-// the replicas it needs could fit with every candidate of the scope evicted. This is a necessary
-// condition: a scope that fails it cannot host the job under any plan, and is skipped without
-// simulation.
+// Search. Simulating a plan is a full TryStart(), so the planner first works with arithmetic.
+// Per node it estimates how many replicas of the job's largest group would fit once some
+// candidates are gone (free milli-GPUs per GPU, whole GPUs, per island when the replica must
+// stay in one, CPU and memory; optimistic: isolation and the other groups are left to the
+// simulation). Per scope (each domain of the job's gang level holding candidates, and the whole
+// pool unless the level is required), per accepted model, it checks whether the replicas could
+// fit with every candidate of the scope evicted, and whether evicting candidates of the job's
+// queue subtree could bring the gang within each queue limit it would exceed (a scope of "limits
+// only" covers a job that has room but no quota). These are necessary conditions: a scope that
+// fails them cannot host the job under any plan, and is never simulated; a job that fails them
+// everywhere is refused exactly. With reclaim_across_queues, a victim of another queue that the
+// rules would not let go even alone with every own-queue candidate is dropped (also exact).
 //   - With up to kExactCandidates candidates every subset is considered, in the policy's order;
 //     subsets that fail the estimate are skipped, the others simulated until one places, so the
 //     choice is the best feasible one (provided that evicting more never takes room away).
-//   - With more, each scope that passes gets one plan, built greedily node by node: per node, the
-//     shortest run of its candidates, in the policy's victim order, that makes room for one more
-//     replica of the largest group; the next node is the one whose run adds least to the plan
-//     (victims shared by several nodes count once), until the scope has room for the gang. Scopes
-//     whose partial plan is already worse than the kPlansSimulated best complete ones are
-//     abandoned. The best kPlansSimulated plans (in the policy's order) are simulated in turn;
-//     if none places, the best one is grown by one more node and tried again (kGrowths times).
-//     The first that places is then trimmed of victims that hold nothing on the nodes the job
-//     took (one more simulation). So a refusal means either that no scope could fit the job with
-//     all its candidates gone (exact), or that the few plans tried did not place it; and the
-//     plan taken is the best of those tried, not necessarily the best overall.
+//   - With more, candidates holding nothing on a usable node and counting against no exceeded
+//     limit are dropped (when every group needs GPUs), and each scope gets one plan, built
+//     greedily node by node: per node, the shortest run of its candidates, in the policy's
+//     victim order, that makes room for one more replica; the next node is the one whose run adds
+//     least to the plan (victims shared by several nodes count once), until the scope has room
+//     for the gang; then the first candidates, in victim order, that bring it within each limit.
+//     Scopes are planned in the order of a lower bound on their plan, and abandoned once their
+//     partial plan is worse than the kPlansSimulated best complete ones, which are therefore the
+//     best of all scope plans. Those are simulated in turn; if none places, the best one is grown
+//     by one more node and tried again (kGrowths times). The first that places is then trimmed
+//     of victims that hold nothing on the nodes the job took (one more simulation). So a refusal
+//     means either that no scope could fit the job with all its candidates gone (exact), or that
+//     the few plans tried did not place it; and the plan taken is the best of those tried, not
+//     necessarily the best overall.
 // Each simulated plan counts against the policy's max_preemption_plans budget.
 #ifndef GPUPOOL_PREEMPT_H_
 #define GPUPOOL_PREEMPT_H_
