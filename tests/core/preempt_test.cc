@@ -342,6 +342,31 @@ TEST(PreemptSearchTest, BudgetBoundsTheSearch) {
   EXPECT_TRUE(d->counters.budget_exhausted);
 }
 
+// A queue limit, not room, stops the job: q may hold 12 GPUs and holds 12 (one-GPU jobs on n0-n2,
+// 12 candidates), n3 is empty. The job (2 GPUs) needs 2,000 milli-GPUs of q's usage back: the
+// two cheapest jobs go (r05 and r09 checkpointed at 9,990, the others at 1,000), found without
+// a room plan, in one simulation.
+TEST(PreemptSearchTest, QueueLimitMetByTheCheapestJobsOfTheQueue) {
+  SnapshotBuilder builder;
+  Queue q = ::gpupool::testing::MakeQueue("q");
+  q.quotas = {::gpupool::testing::MakeLimit("*", 12'000)};
+  builder.Now(10'000).Model("A100").Queue(q);
+  for (int n = 0; n < 4; ++n) builder.Node(MakeNode("n" + std::to_string(n), "A100", 4));
+  for (int k = 0; k < 12; ++k) {
+    const std::string id = (k < 10 ? "r0" : "r") + std::to_string(k);
+    builder.Job(
+        Running(id, "n" + std::to_string(k / 4), {k % 4}, k == 5 || k == 9 ? 9'990 : 1'000));
+  }
+  const Snapshot snapshot = builder.Job(Urgent("urgent", 2000)).Build();
+  absl::StatusOr<Decisions> d = Schedule(snapshot, PreemptingPolicy());
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->preemptions.size(), 2u);
+  EXPECT_EQ(d->preemptions[0].job, "r05");
+  EXPECT_EQ(d->preemptions[1].job, "r09");
+  EXPECT_NE(FindStart(*d, "urgent"), nullptr);
+  EXPECT_EQ(d->counters.preemption_plans, 1);
+}
+
 // --- Reclaim across queues (preemption.reclaim_across_queues). ---
 
 Policy ReclaimingPolicy() {
