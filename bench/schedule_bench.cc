@@ -7,10 +7,12 @@
 // S1 at scale 0.1/0.25/0.5/1.0; S1 with only its jobs scaled (5,000 nodes, 5,000 to 25,000
 // jobs) and with only its nodes scaled (5,000 jobs, 1,250 to 5,000 nodes); S2 at 0.1 and 1.0.
 // Each snapshot is generated once, outside the timed loop; only Schedule() is timed (including
-// the destruction of its result, which a host pays too). Each benchmark runs 5 repetitions and
-// reports their median (and mean and spread). items_per_second is pending jobs per second.
-// ValidateSnapshot on the same snapshot is measured alongside as an in-process baseline: the
-// ratio Schedule / Validate is less sensitive to the noise of a shared machine than either time.
+// the destruction of its result, which a host pays too). S3 (preemption storm) and S3reclaim
+// (the same with reclaim_across_queues) at 0.1/0.25/1.0 run with S2. Each benchmark runs 5
+// repetitions and reports their median (and mean and spread). items_per_second is pending jobs per
+// second. ValidateSnapshot on the same snapshot is measured alongside as an in-process baseline:
+// the ratio Schedule / Validate is less sensitive to the noise of a shared machine than either
+// time.
 #include <sys/resource.h>
 
 #include <cstdint>
