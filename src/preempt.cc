@@ -233,6 +233,10 @@ std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {
     const uint8_t o = open[running_queue_[k]];
     if (o == 2) {
       const int32_t v = running_[k];
+      if (policy_.preemption.reclaim_lower_priority_only &&
+          index_.job(v).job->priority >= info.job->priority) {
+        continue;
+      }
       if (!evicted_[v] && (!info.needs_gpu || Milli(v) > 0)) out.push_back(v);
     } else if (o == 1) {
       consider(running_[k], true);
@@ -1028,6 +1032,36 @@ std::vector<int32_t> PreemptionPlanner::HeuristicSearch(int32_t j,
 std::string PreemptionPlanner::WhyKept(int32_t j, int32_t v) const {
   const Job& job = *index_.job(j).job;
   const Job& victim = *index_.job(v).job;
+  // The policy's victim rules first: a victim they keep now may go later, so the job waits for
+  // a reclaim in progress.
+  const int64_t now = index_.snapshot().now;
+  const int64_t ran = now - victim.start_time.value_or(now);
+  if (victim.preemptible && ran >= victim.min_runtime_s) {
+    if (state_.OnHeldNode(v)) {
+      return fmt::format("{} runs on a node held for a starving job's reservation", victim.id);
+    }
+    const int64_t min_run = policy_.preemption.min_victim_run_s;
+    if (ran < min_run) {
+      return fmt::format(
+          "waiting for a reclaim in progress: {} has run {} s since it started, less than "
+          "min_victim_run_s {}; it may go in {} s",
+          victim.id, ran, min_run, min_run - ran);
+    }
+    const int64_t most_lost = policy_.preemption.max_victim_lost_s;
+    if (most_lost > 0 && LostSeconds(v) > most_lost) {
+      const Checkpointing& c = victim.checkpointing;
+      const int64_t since =
+          std::max(victim.start_time.value_or(now),
+                   c.last_checkpoint_time.value_or(victim.start_time.value_or(now)));
+      const std::string next =
+          c.interval_s > 0 ? fmt::format("its next checkpoint, due at {}", since + c.interval_s)
+                           : std::string("a checkpoint, which it does not take");
+      return fmt::format(
+          "waiting for a reclaim in progress: {} would lose {} s of work now, more than "
+          "max_victim_lost_s {}; it may go after {}",
+          victim.id, LostSeconds(v), most_lost, next);
+    }
+  }
   if (victim.queue == job.queue) {
     if (victim.priority >= job.priority) {
       return fmt::format("{} has priority {}, not below {}", victim.id, victim.priority,
@@ -1038,6 +1072,12 @@ std::string PreemptionPlanner::WhyKept(int32_t j, int32_t v) const {
   if (!policy_.preemption.reclaim_across_queues) {
     return fmt::format("{} is in queue {} and reclaim_across_queues is off", victim.id,
                        victim.queue);
+  }
+  if (policy_.preemption.reclaim_lower_priority_only && victim.priority >= job.priority) {
+    return fmt::format(
+        "{} of queue {} has priority {}, not below {}, and "
+        "reclaim_lower_priority_only is on",
+        victim.id, victim.queue, victim.priority, job.priority);
   }
   if (PlanAllowed(j, {v})) return {};
   const int32_t side = Side(index_.job(v).queue, index_.job(j).queue);

@@ -88,6 +88,10 @@ struct PreemptionOptions {
   // (experimental in this version: victims from other queues are not re-placed in the same
   // cycle, so one more cycle may start them elsewhere).
   bool reclaim_across_queues = false;
+  // With reclaim_across_queues: a job of another queue is a victim only if its priority is below
+  // the job's (on top of the reclaim rules). Priority preemption (2D-LAS, say) across teams,
+  // only where the fair-share rules allow it.
+  bool reclaim_lower_priority_only = false;
   // How victim sets are ranked (see VictimOrder).
   VictimOrder victim_order = VictimOrder::kCheapestFirst;
   // A running job is a victim only if evicting it now loses at most this many seconds of work

@@ -153,6 +153,7 @@ std::string PolicyToJson(const Policy& policy) {
   w.StringField("victim_order", VictimOrderName(policy.preemption.victim_order));
   w.IntField("max_victim_lost_s", policy.preemption.max_victim_lost_s);
   w.IntField("min_victim_run_s", policy.preemption.min_victim_run_s);
+  w.BoolField("reclaim_lower_priority_only", policy.preemption.reclaim_lower_priority_only);
   w.EndObject();
   w.Key("budgets");
   w.BeginOneLineObject();

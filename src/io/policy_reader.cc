@@ -28,9 +28,13 @@ absl::Status ReadBudgets(JsonValue value, const Path& path, Budgets& out) {
 }
 
 absl::Status ReadPreemption(JsonValue value, const Path& path, PreemptionOptions& out) {
-  static constexpr FieldSpec kFields[] = {
-      {"enabled"},      {"checkpoint_grace_s"}, {"reclaim_across_queues"},
-      {"victim_order"}, {"max_victim_lost_s"},  {"min_victim_run_s"}};
+  static constexpr FieldSpec kFields[] = {{"enabled"},
+                                          {"checkpoint_grace_s"},
+                                          {"reclaim_across_queues"},
+                                          {"victim_order"},
+                                          {"max_victim_lost_s"},
+                                          {"min_victim_run_s"},
+                                          {"reclaim_lower_priority_only"}};
   return internal::ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
@@ -44,8 +48,10 @@ absl::Status ReadPreemption(JsonValue value, const Path& path, PreemptionOptions
                                   internal::VictimOrderNames);
       case 4:
         return internal::ReadInt64(v, p, out.max_victim_lost_s);
-      default:
+      case 5:
         return internal::ReadInt64(v, p, out.min_victim_run_s);
+      default:
+        return internal::ReadBool(v, p, out.reclaim_lower_priority_only);
     }
   });
 }

@@ -73,6 +73,54 @@ TEST(VictimRulesTest, MinRunKeepsAJobJustStarted) {
   }
 }
 
+TEST(VictimRulesTest, AJobKeptForItsLostWorkIsAReclaimInProgress) {
+  absl::StatusOr<Decisions> d = Schedule(OneVictim(5000, 400), Preemptive(399, 0));
+  ASSERT_TRUE(d.ok()) << d.status();
+  const PendingDecision* high = testing::FindPending(*d, "high");
+  ASSERT_NE(high, nullptr);
+  EXPECT_EQ(high->would_preempt, (std::vector<std::string>{"low"}));
+  // Last checkpoint at 9,600, every 600 s: the next is due at 10,200.
+  EXPECT_NE(high->counterfactual.find("waiting for a reclaim in progress: low would lose 400 s of "
+                                      "work now, more than max_victim_lost_s 399; it may go "
+                                      "after its next checkpoint, due at 10200"),
+            std::string::npos)
+      << high->counterfactual;
+}
+
+// Queue "a" is guaranteed the node and reclaims it from "b", which holds it with a job of a
+// higher priority: reclaim takes it unless reclaim_lower_priority_only is on.
+TEST(VictimRulesTest, ReclaimLowerPriorityOnly) {
+  Queue a = testing::MakeQueue("a");
+  a.quotas.push_back(Quota{.gpu_model = "*", .guaranteed_milli = 4000});
+  Job running = MakeRunningJob("b-job", "b", GpuRequest(4000), {Placement("n1", {0, 1, 2, 3})}, 0);
+  running.priority = 5;
+  Job waiting = MakePendingJob("a-job", "a", GpuRequest(4000));
+  waiting.submit_time = 100;
+  const Snapshot s = SnapshotBuilder()
+                         .Now(1000)
+                         .Model("a100")
+                         .Node(MakeNode("n1", "a100", 4))
+                         .Queue(a)
+                         .Queue("b")
+                         .Job(running)
+                         .Job(waiting)
+                         .Build();
+  Policy policy = Preemptive(0, 0);
+  policy.preemption.reclaim_across_queues = true;
+  absl::StatusOr<Decisions> d = Schedule(s, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->preemptions.size(), 1u);
+  EXPECT_EQ(d->preemptions[0].job, "b-job");
+  policy.preemption.reclaim_lower_priority_only = true;
+  d = Schedule(s, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->preemptions.empty());
+  const PendingDecision* pending = testing::FindPending(*d, "a-job");
+  ASSERT_NE(pending, nullptr);
+  EXPECT_NE(pending->counterfactual.find("reclaim_lower_priority_only is on"), std::string::npos)
+      << pending->counterfactual;
+}
+
 // A starving 4-GPU job holds n1, where a 2-GPU job of low priority runs; a high-priority 2-GPU
 // job that could evict it may not, and evicts the one on n2 instead.
 TEST(VictimRulesTest, NothingIsEvictedFromANodeHeldForAReservation) {

@@ -110,17 +110,34 @@ TEST(Replay, LasFreePreemptionKeepsAllWork) {
   EXPECT_DOUBLE_EQ(r->metrics.gpu_hours_lost_to_preemption, 0);
 }
 
-TEST(Replay, DefaultNeverPreemptsButOrdersByLasInsideAQueue) {
-  // Same cluster or not, S waits for L: the default does not preempt.
-  for (const char* vc : {"a", "b"}) {
-    auto r = RunReplay(Named("default", kOneNode), {J(0, 8, 10000, "a"), J(4000, 1, 100, vc)});
-    ASSERT_TRUE(r.ok()) << r.status();
-    EXPECT_EQ(r->jobs[0].completion, 10000) << vc;
-    EXPECT_EQ(r->jobs[1].completion, 10100) << vc;
-    EXPECT_EQ(r->metrics.preemptions, 0) << vc;
-  }
-  // Inside a queue, FIFO within a LAS level: B (8 GPUs, submitted at 10) and X (1 GPU, at 20)
-  // are both level 0 when A ends at 100; B goes first and X, with no GPU left, waits for it.
+// The default preempts by LAS level, but only a victim that loses at most 300 s of work: at
+// 4,000 L has run 400 s since its checkpoint at 3,600, so S waits; the host runs a cycle every
+// 300 s while jobs wait, and at 5,500 (100 s past L's checkpoint at 5,400) S evicts L.
+TEST(Replay, DefaultPreemptsVictimsThatHaveJustCheckpointed) {
+  auto r = RunReplay(Named("default", kOneNode), {J(0, 8, 10000, "a"), J(4000, 1, 100, "a")});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->jobs[1].first_start, 5500);
+  EXPECT_EQ(r->jobs[1].completion, 5600);
+  // L keeps 5,400 s of work, loses 100 s, restarts at 5,600 and pays 60 s of restore.
+  EXPECT_EQ(r->jobs[0].completion, 5600 + 60 + 4600);
+  EXPECT_EQ(r->metrics.preemptions, 1);
+  EXPECT_DOUBLE_EQ(r->metrics.gpu_hours_lost_to_preemption, 8 * 160 / 3600.0);
+}
+
+// Across virtual clusters the reclaim rules hold: S's cluster "b" is guaranteed almost nothing
+// (its share of the demand), so it would borrow, and L's cluster "a" would drop below its
+// guarantee. S waits for L.
+TEST(Replay, DefaultKeepsAnotherClustersGuarantee) {
+  auto r = RunReplay(Named("default", kOneNode), {J(0, 8, 10000, "a"), J(4000, 1, 100, "b")});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->jobs[0].completion, 10000);
+  EXPECT_EQ(r->jobs[1].completion, 10100);
+  EXPECT_EQ(r->metrics.preemptions, 0);
+}
+
+TEST(Replay, DefaultOrdersByLasThenFifo) {
+  // FIFO within a LAS level: B (8 GPUs, submitted at 10) and X (1 GPU, at 20) are both level 0
+  // when A ends at 100; B goes first and X, with no GPU left, waits for it.
   auto r = RunReplay(Named("default", kOneNode),
                      {J(0, 8, 100, "a"), J(10, 8, 50, "a"), J(20, 1, 5, "a")});
   ASSERT_TRUE(r.ok()) << r.status();

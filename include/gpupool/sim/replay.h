@@ -99,6 +99,10 @@ struct ReplayOptions {
   bool free_preemption = false;
   // 2D-LAS level thresholds in GPU-seconds for the priorities of the LAS queue modes.
   std::vector<int64_t> las_thresholds_gpu_seconds = {3250, 7200};
+  // While jobs wait, the host also runs a cycle this many seconds after the previous one, even
+  // without an arrival or completion (0: cycles only at arrivals and completions). A policy that
+  // waits for victims to checkpoint (max_victim_lost_s) needs it: a checkpoint is not an event.
+  int64_t wake_up_every_s = 0;
   // Width of the buckets of ReplayResult::series, in seconds (> 0). One hour by default.
   int64_t series_bucket_s = 3600;
 };

@@ -35,22 +35,28 @@ absl::StatusOr<ReplayOptions> MakeReplayOptions(std::string_view policy_name) {
     return options;
   }
   if (policy_name == "default") {
-    // gpupool's own: per-virtual-cluster queues with fair-share turns (each tenant keeps its
-    // guarantee and shares the surplus), 2D-LAS inside each queue (short jobs first, which is
-    // what cuts mean JCT), a starvation bound, and no preemption. Measured on the 14-day windows
-    // of October and November (docs/replay.md): reclaim across queues more than doubled mean JCT
-    // and lost work for a little more fairness; preemption inside a queue by LAS level cut mean
-    // JCT by 6-11% but lost 2,466 and 434 GPU-hours (more than costed 2D-LAS) and lengthened the
-    // longest wait, so the default does without it (on the whole trace it did better, 19% on
-    // JCT and far fairer, but lost 8,224 GPU-hours: an open choice, docs/replay.md). The priorities
-    // stay -(LAS level) so that a host turning preemption on gets 2D-LAS preemption inside each
-    // queue.
+    // gpupool's own (docs/replay.md gives the measurements behind each choice):
+    //   - one queue per virtual cluster with its guarantee; 2D-LAS levels as priorities and as
+    //     the job order, over all queues (no queue turns: short jobs first is what cuts JCT);
+    //   - preemption by LAS level inside a queue, and across queues only where the reclaim
+    //     rules allow it (the victim's queue above its entitlement, guarantees kept, no loops)
+    //     and the victim has a lower level: 2D-LAS, kept fair;
+    //   - victims are jobs that have just checkpointed (at most 5 minutes of work lost) and
+    //     have run 10 minutes since they last started: a newcomer waits a little for a cheap
+    //     victim rather than throwing work away, and a resumed job is not evicted at once;
+    //   - a starvation bound of 2 days: a job waiting longer is served first and gets capacity
+    //     held where it can start soonest (a reservation).
     options.queue_mode = QueueMode::kPerClusterLas;
     policy.job_order = JobOrder::kLeastAttainedService;
     policy.las_thresholds_gpu_seconds = options.las_thresholds_gpu_seconds;
-    policy.queue_order = QueueOrder::kFairShare;
-    policy.preemption.enabled = false;
+    policy.queue_order = QueueOrder::kNone;
+    policy.preemption.enabled = true;
+    policy.preemption.reclaim_across_queues = true;
+    policy.preemption.reclaim_lower_priority_only = true;
+    policy.preemption.max_victim_lost_s = 300;
+    policy.preemption.min_victim_run_s = 600;
     policy.starvation_bound_s = 2 * 86400;
+    options.wake_up_every_s = 300;  // victims become cheap as they checkpoint, not at events
     return options;
   }
   return absl::InvalidArgumentError(fmt::format(

@@ -280,10 +280,15 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
     max_wait = std::max(max_wait, waited);
   };
 
+  int64_t last_cycle = std::numeric_limits<int64_t>::min();
   while (next_arrival < arrivals.size() || !completions.empty()) {
     int64_t t = std::numeric_limits<int64_t>::max();
     if (next_arrival < arrivals.size()) t = jobs[arrivals[next_arrival]].submit_time;
     if (!completions.empty()) t = std::min(t, completions.begin()->first);
+    if (options.wake_up_every_s > 0 && !pending.empty() &&
+        last_cycle != std::numeric_limits<int64_t>::min()) {
+      t = std::min(t, std::max(prev_t + 1, last_cycle + options.wake_up_every_s));
+    }
 
     // Integrate the constant state of [prev_t, t).
     if (t > prev_t) {
@@ -418,6 +423,7 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
             fmt::format("Schedule() at {}: {}", t, decisions.status().ToString()));
       }
       ++m.cycles;
+      last_cycle = t;
       auto index_of = [&](const std::string& id) -> int32_t {
         return static_cast<int32_t>(std::stol(id.substr(1)));
       };
