@@ -62,11 +62,14 @@ Entitlements::Entitlements(const SnapshotIndex& index, const WorkingState& state
   }
 
   // Own demand: running placements on their node's model; pending jobs on their first model.
+  // A running job that accepts several models counts like a pending one, on its first model,
+  // so that evicting or restarting it does not move demand between models (which would move
+  // entitlements, and could let the victim's queue reclaim right back: a loop).
   for (int32_t j = 0; j < index.job_count(); ++j) {
     const JobInfo& info = index.job(j);
     if (info.queue == kNone) continue;
     const size_t row = static_cast<size_t>(info.queue) * models;
-    if (info.job->state == JobState::kRunning) {
+    if (info.job->state == JobState::kRunning && info.models.size() <= 1) {
       for (const ReplicaPlacement& p : info.job->placements) {
         const int32_t n = index.FindNode(p.node);
         const int32_t g = index.FindGroup(j, p.group);
