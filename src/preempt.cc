@@ -159,6 +159,13 @@ int64_t PreemptionPlanner::LostSeconds(int32_t v) const {
   return lost_s;
 }
 
+int64_t PreemptionPlanner::PreemptorPriority(int32_t j) const {
+  const Job& job = *index_.job(j).job;
+  // Past the starvation bound a job outranks every running job of its queue (order.h).
+  if (Starving(job, policy_, index_.snapshot().now)) return std::numeric_limits<int64_t>::max();
+  return job.priority;
+}
+
 bool PreemptionPlanner::MayEvict(int32_t v) const {
   return Evictable(v) && !state_.OnHeldNode(v);  // held for a starving job's reservation
 }
@@ -197,10 +204,11 @@ std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {
   std::vector<int32_t> out;
   if (info.queue == kNone) return out;
   const int32_t any = index_.any_model_slot();
+  const int64_t priority = PreemptorPriority(j);
   auto consider = [&](int32_t v, bool own) {
     const Job& victim = *index_.job(v).job;
     if (evicted_[v] || !Evictable(v)) return;  // nodes held for reservations: TryPreempt()
-    if (own && victim.priority >= info.job->priority) return;
+    if (own && victim.priority >= priority) return;
     if (info.needs_gpu && Milli(v) == 0) return;
     out.push_back(v);
   };
@@ -234,7 +242,7 @@ std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {
     if (o == 2) {
       const int32_t v = running_[k];
       if (policy_.preemption.reclaim_lower_priority_only &&
-          index_.job(v).job->priority >= info.job->priority) {
+          index_.job(v).job->priority >= priority) {
         continue;
       }
       if (!evicted_[v] && (!info.needs_gpu || Milli(v) > 0)) out.push_back(v);
@@ -1063,7 +1071,7 @@ std::string PreemptionPlanner::WhyKept(int32_t j, int32_t v) const {
     }
   }
   if (victim.queue == job.queue) {
-    if (victim.priority >= job.priority) {
+    if (victim.priority >= PreemptorPriority(j)) {
       return fmt::format("{} has priority {}, not below {}", victim.id, victim.priority,
                          job.priority);
     }
@@ -1073,7 +1081,7 @@ std::string PreemptionPlanner::WhyKept(int32_t j, int32_t v) const {
     return fmt::format("{} is in queue {} and reclaim_across_queues is off", victim.id,
                        victim.queue);
   }
-  if (policy_.preemption.reclaim_lower_priority_only && victim.priority >= job.priority) {
+  if (policy_.preemption.reclaim_lower_priority_only && victim.priority >= PreemptorPriority(j)) {
     return fmt::format(
         "{} of queue {} has priority {}, not below {}, and "
         "reclaim_lower_priority_only is on",

@@ -68,6 +68,7 @@
 #include "entitlements.h"
 #include "gpupool/decisions.h"
 #include "gpupool/policy.h"
+#include "order.h"
 #include "place.h"
 #include "snapshot_index.h"
 #include "working_state.h"
@@ -165,6 +166,9 @@ class PreemptionPlanner {
   };
 
   std::vector<int32_t> Candidates(int32_t j) const;
+  // The priority pending job j preempts with: its own, or above every job's when it has waited
+  // past the policy's starvation bound.
+  int64_t PreemptorPriority(int32_t j) const;
   // Seconds of work running job v loses if evicted now (before its restore time).
   int64_t LostSeconds(int32_t v) const;
   // May running job v be a victim at all: preemptible, past its min_runtime_s and the policy's

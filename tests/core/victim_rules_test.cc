@@ -89,6 +89,26 @@ TEST(VictimRulesTest, AJobKeptForItsLostWorkIsAReclaimInProgress) {
 
 // Queue "a" is guaranteed the node and reclaims it from "b", which holds it with a job of a
 // higher priority: reclaim takes it unless reclaim_lower_priority_only is on.
+// Past the starvation bound a job outranks every running job of its queue.
+TEST(VictimRulesTest, AStarvingJobOutranksItsQueue) {
+  Snapshot s = OneVictim(5000, 0);
+  for (Job& j : s.jobs) {
+    if (j.id == "high") {
+      j.priority = -5;  // below the running job's 0
+      j.submit_time = 0;
+    }
+  }
+  Policy policy = Preemptive(0, 0);
+  absl::StatusOr<Decisions> d = Schedule(s, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->preemptions.empty());
+  policy.starvation_bound_s = 5000;
+  d = Schedule(s, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->preemptions.size(), 1u);
+  EXPECT_EQ(d->preemptions[0].for_job, "high");
+}
+
 TEST(VictimRulesTest, ReclaimLowerPriorityOnly) {
   Queue a = testing::MakeQueue("a");
   a.quotas.push_back(Quota{.gpu_model = "*", .guaranteed_milli = 4000});
@@ -127,7 +147,7 @@ TEST(VictimRulesTest, NothingIsEvictedFromANodeHeldForAReservation) {
   const int64_t now = 3 * 86400;
   SnapshotBuilder b;
   b.Now(now).Model("a100").Node(MakeNode("n1", "a100", 4)).Node(MakeNode("n2", "a100", 4));
-  b.Queue("q");
+  b.Queue("q").Queue("s");
   Job on_n1 = MakeRunningJob("a-on-n1", "q", GpuRequest(2000), {Placement("n1", {0, 1})}, 0);
   on_n1.attained_service_s = now;
   on_n1.runtime_estimate_s = now + 100;  // ends soon: n1 is where the starving job goes
@@ -136,7 +156,9 @@ TEST(VictimRulesTest, NothingIsEvictedFromANodeHeldForAReservation) {
       MakeRunningJob("b-on-n2", "q", GpuRequest(4000), {Placement("n2", {0, 1, 2, 3})}, now - 60);
   on_n2.runtime_estimate_s = 100000;
   on_n2.checkpointing.last_checkpoint_time = now - 30;  // costlier than a-on-n1
-  Job starving = MakePendingJob("starving", "q", GpuRequest(4000));
+  // In a queue of its own: past the bound it outranks every job of its queue, but may not take
+  // from queue q (no reclaim across queues), so it gets a reservation instead.
+  Job starving = MakePendingJob("starving", "s", GpuRequest(4000));
   starving.submit_time = 0;
   starving.priority = -1;
   Job high = MakePendingJob("high", "q", GpuRequest(2000));
