@@ -162,7 +162,9 @@ int64_t PreemptionPlanner::LostSeconds(int32_t v) const {
 int64_t PreemptionPlanner::PreemptorPriority(int32_t j) const {
   const Job& job = *index_.job(j).job;
   // Past the starvation bound a job outranks every running job of its queue (order.h).
-  if (Starving(job, policy_, index_.snapshot().now)) return std::numeric_limits<int64_t>::max();
+  if (policy_.preemption.starving_outrank && Starving(job, policy_, index_.snapshot().now)) {
+    return std::numeric_limits<int64_t>::max();
+  }
   return job.priority;
 }
 

@@ -103,6 +103,10 @@ struct PreemptionOptions {
   // started (on top of its own min_runtime_s), so that a job just resumed is not evicted again
   // before it gets anywhere. 0: no minimum.
   int64_t min_victim_run_s = 0;
+  // A job past starvation_bound_s outranks every running job of its queue (for the priority
+  // rules only; the cross-queue rules still hold), so it need not wait for its reservation to
+  // drain. Shorter waits, more evictions.
+  bool starving_outrank = true;
 };
 
 // Fair share (DESIGN.md stage 3): each queue's entitlement per GPU model, from guarantees,

@@ -154,6 +154,7 @@ std::string PolicyToJson(const Policy& policy) {
   w.IntField("max_victim_lost_s", policy.preemption.max_victim_lost_s);
   w.IntField("min_victim_run_s", policy.preemption.min_victim_run_s);
   w.BoolField("reclaim_lower_priority_only", policy.preemption.reclaim_lower_priority_only);
+  w.BoolField("starving_outrank", policy.preemption.starving_outrank);
   w.EndObject();
   w.Key("budgets");
   w.BeginOneLineObject();

@@ -34,7 +34,8 @@ absl::Status ReadPreemption(JsonValue value, const Path& path, PreemptionOptions
                                           {"victim_order"},
                                           {"max_victim_lost_s"},
                                           {"min_victim_run_s"},
-                                          {"reclaim_lower_priority_only"}};
+                                          {"reclaim_lower_priority_only"},
+                                          {"starving_outrank"}};
   return internal::ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
@@ -50,8 +51,10 @@ absl::Status ReadPreemption(JsonValue value, const Path& path, PreemptionOptions
         return internal::ReadInt64(v, p, out.max_victim_lost_s);
       case 5:
         return internal::ReadInt64(v, p, out.min_victim_run_s);
-      default:
+      case 6:
         return internal::ReadBool(v, p, out.reclaim_lower_priority_only);
+      default:
+        return internal::ReadBool(v, p, out.starving_outrank);
     }
   });
 }

@@ -107,6 +107,10 @@ TEST(VictimRulesTest, AStarvingJobOutranksItsQueue) {
   ASSERT_TRUE(d.ok()) << d.status();
   ASSERT_EQ(d->preemptions.size(), 1u);
   EXPECT_EQ(d->preemptions[0].for_job, "high");
+  policy.preemption.starving_outrank = false;
+  d = Schedule(s, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->preemptions.empty());
 }
 
 TEST(VictimRulesTest, ReclaimLowerPriorityOnly) {

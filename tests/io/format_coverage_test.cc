@@ -44,9 +44,9 @@ TEST(FormatCoverageTest, EveryStructHasTheFieldsTheFormatKnows) {
       {"PendingDecision", sizeof(PendingDecision), 200},
       {"QueueShare", sizeof(QueueShare), 96},
       {"Counters", sizeof(Counters), 72},
-      {"Policy", sizeof(Policy), 176},
+      {"Policy", sizeof(Policy), 184},
       {"Budgets", sizeof(Budgets), 24},
-      {"PreemptionOptions", sizeof(PreemptionOptions), 40},
+      {"PreemptionOptions", sizeof(PreemptionOptions), 48},
       {"FairShareOptions", sizeof(FairShareOptions), 8},
   };
   for (const Expected& s : kStructs) {
