@@ -329,7 +329,12 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
     PreemptDecision decision;
     decision.job = victim.id;
     decision.for_job = job.id;
-    if (victim.queue == job.queue) {
+    if (victim.queue == job.queue && victim.priority >= job.priority) {
+      decision.reason = fmt::format(
+          "job {} of the same queue {} has waited past the starvation bound and outranks it "
+          "(priority {})",
+          job.id, job.queue, victim.priority);
+    } else if (victim.queue == job.queue) {
       decision.reason =
           fmt::format("job {} (priority {}) of the same queue {} outranks it (priority {})", job.id,
                       job.priority, job.queue, victim.priority);
@@ -1102,10 +1107,35 @@ std::string PreemptionPlanner::WhyKept(int32_t j, int32_t v) const {
     return fmt::format("queue {} holds {} milli-GPUs, not above its entitlement of {}",
                        index_.queue(side).id, usage, entitlement);
   }
-  return fmt::format(
-      "evicting {} would break the guarantee of queue {} (guaranteed {}) or leave {} further "
-      "above its entitlement than {}",
-      victim.id, index_.queue(side).id, GuaranteeTotal(side), job.queue, index_.queue(side).id);
+  // Rules 2 and 3 of PlanAllowed for this victim alone, to name the one that refuses.
+  const int32_t mine = Side(index_.job(j).queue, index_.job(v).queue);
+  const int64_t milli = Milli(v);
+  const int64_t job_after = state_.queue_usage(mine, any) + index_.job(j).gang_milli;
+  const int64_t job_over = job_after - entitlements_.entitlement(mine, any);
+  const bool borrowing = job_after > GuaranteeTotal(mine);
+  const int64_t guarantee = GuaranteeTotal(side);
+  if (borrowing && usage - milli < guarantee) {
+    return fmt::format(
+        "the guarantee rule: queue {} would borrow ({} milli-GPUs after, guaranteed {}) and "
+        "evicting {} would take queue {} below its guarantee of {}",
+        index_.queue(mine).id, job_after, GuaranteeTotal(mine), victim.id, index_.queue(side).id,
+        guarantee);
+  }
+  if (!borrowing && usage <= guarantee) {
+    return fmt::format(
+        "the guarantee rule: queue {} reclaims within its guarantee, but queue {} holds {} "
+        "milli-GPUs, not above its guarantee of {}",
+        index_.queue(mine).id, index_.queue(side).id, usage, guarantee);
+  }
+  if (job_over > usage - milli - entitlement) {
+    return fmt::format(
+        "the no-loop rule: after evicting {}, queue {} would be {} milli-GPUs above its "
+        "entitlement, more than queue {} ({})",
+        victim.id, index_.queue(mine).id, job_over, index_.queue(side).id,
+        usage - milli - entitlement);
+  }
+  return fmt::format("evicting {} is allowed alone, but no plan the rules allow was found",
+                     victim.id);
 }
 
 void PreemptionPlanner::ExplainCounterfactual(int32_t j, PendingDecision& pending) {
