@@ -145,12 +145,15 @@ bool PreemptionPlanner::PlanAllowed(int32_t j, const std::vector<int32_t>& victi
   return TallyAllows(j, tally);
 }
 
+int64_t PreemptionPlanner::KeptUpTo(int32_t v) const {
+  const Job& job = *index_.job(v).job;
+  const int64_t start = job.start_time.value_or(index_.snapshot().now);
+  return std::max(start, job.checkpointing.last_checkpoint_time.value_or(start));
+}
+
 int64_t PreemptionPlanner::LostSeconds(int32_t v) const {
   const Job& job = *index_.job(v).job;
-  const int64_t now = index_.snapshot().now;
-  const int64_t start = job.start_time.value_or(now);
-  const int64_t since = std::max(start, job.checkpointing.last_checkpoint_time.value_or(start));
-  int64_t lost_s = std::max<int64_t>(0, now - since);
+  int64_t lost_s = std::max<int64_t>(0, index_.snapshot().now - KeptUpTo(v));
   const int64_t grace = policy_.preemption.checkpoint_grace_s;
   if (grace > 0 && job.checkpointing.interval_s > 0 &&
       job.checkpointing.checkpoint_cost_s <= grace) {
@@ -1065,9 +1068,7 @@ std::string PreemptionPlanner::WhyKept(int32_t j, int32_t v) const {
     const int64_t most_lost = policy_.preemption.max_victim_lost_s;
     if (most_lost > 0 && LostSeconds(v) > most_lost) {
       const Checkpointing& c = victim.checkpointing;
-      const int64_t since =
-          std::max(victim.start_time.value_or(now),
-                   c.last_checkpoint_time.value_or(victim.start_time.value_or(now)));
+      const int64_t since = KeptUpTo(v);
       const std::string next =
           c.interval_s > 0 ? fmt::format("its next checkpoint, due at {}", since + c.interval_s)
                            : std::string("a checkpoint, which it does not take");

@@ -169,6 +169,8 @@ class PreemptionPlanner {
   // The priority pending job j preempts with: its own, or above every job's when it has waited
   // past the policy's starvation bound.
   int64_t PreemptorPriority(int32_t j) const;
+  // The time up to which running job v's work is safe: its last checkpoint, or its start if later.
+  int64_t KeptUpTo(int32_t v) const;
   // Seconds of work running job v loses if evicted now (before its restore time).
   int64_t LostSeconds(int32_t v) const;
   // May running job v be a victim at all: preemptible, past its min_runtime_s and the policy's
