@@ -1,7 +1,9 @@
 #include "gpupool/apply.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "fmt/format.h"
 
@@ -46,6 +48,29 @@ absl::Status ApplyDecisions(const Decisions& decisions, Snapshot& snapshot) {
     victim.placements.clear();
     victim.start_time.reset();
     victim.pending_since = next.now;
+  }
+  // Resizes: an elastic group keeps its `to_replicas` replicas with the lowest indices.
+  for (const ResizeDecision& resize : decisions.resizes) {
+    auto it = by_id.find(resize.job);
+    if (it == by_id.end() || it->second->state != JobState::kRunning) {
+      return absl::FailedPreconditionError(
+          fmt::format("resizes[{}]: no such running job in the snapshot", resize.job));
+    }
+    std::vector<ReplicaPlacement>& placements = it->second->placements;
+    std::vector<int32_t> replicas;
+    for (const ReplicaPlacement& p : placements) {
+      if (p.group == resize.group) replicas.push_back(p.replica);
+    }
+    std::sort(replicas.begin(), replicas.end());
+    if (resize.to_replicas < 0 || static_cast<size_t>(resize.to_replicas) > replicas.size()) {
+      return absl::FailedPreconditionError(
+          fmt::format("resizes[{}]: group {} runs {} replicas, cannot keep {}", resize.job,
+                      resize.group, replicas.size(), resize.to_replicas));
+    }
+    const int32_t last_kept = resize.to_replicas == 0 ? -1 : replicas[resize.to_replicas - 1];
+    std::erase_if(placements, [&](const ReplicaPlacement& p) {
+      return p.group == resize.group && p.replica > last_kept;
+    });
   }
   if (absl::Status status = ApplyStarts(decisions, next); !status.ok()) return status;
   snapshot = std::move(next);

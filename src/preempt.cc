@@ -313,6 +313,7 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
     counters_.budget_exhausted = true;
     return std::nullopt;
   }
+  if (auto plan = TryShrink(j, candidates)) return plan;
   if (holdings_.empty()) BuildHoldings();
   const bool exact = static_cast<int>(candidates.size()) <= kExactCandidates;
   BuildScopes(j, candidates, exact);
@@ -363,6 +364,94 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
   }
   for (int32_t v : chosen) evicted_[v] = true;
   counters_.preemptions += static_cast<int64_t>(chosen.size());
+  plan.placements = std::move(*placements);
+  return plan;
+}
+
+std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryShrink(
+    int32_t j, const std::vector<int32_t>& candidates) {
+  // Units: one per elastic group of a same-queue candidate running above its minimum, shrunk to
+  // its minimum. Across queues the rules are stated for whole jobs, so only whole jobs go there.
+  struct Unit {
+    int64_t cost;
+    int32_t victim, group, from, to;
+  };
+  std::vector<Unit> units;
+  const int32_t jq = index_.job(j).queue;
+  for (int32_t v : candidates) {
+    if (index_.job(v).queue != jq) continue;
+    const Job& victim = *index_.job(v).job;
+    for (int32_t g = 0; g < static_cast<int32_t>(victim.groups.size()); ++g) {
+      const int32_t running = state_.running_replicas(v, g);
+      const int32_t keep = victim.groups[g].MinReplicas();
+      if (running <= keep) continue;
+      const int64_t milli = SaturatingMultiply(victim.groups[g].request.gpu_milli, running - keep);
+      const int64_t seconds = SaturatingAdd(LostSeconds(v), victim.checkpointing.restore_time_s);
+      units.push_back(Unit{SaturatingMultiply(milli, seconds), v, g, running, keep});
+    }
+  }
+  if (units.empty()) return std::nullopt;
+  std::sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) {
+    return a.cost != b.cost       ? a.cost < b.cost
+           : a.victim != b.victim ? a.victim < b.victim
+                                  : a.group < b.group;
+  });
+  // The shortest prefix, cheapest first, that lets the job start (a job shrinks only once per
+  // cycle, so a prefix never holds two units of one job's group twice).
+  auto shrink = [&](size_t k) {
+    for (size_t i = 0; i < k; ++i) {
+      state_.ShrinkRunningGroup(units[i].victim, units[i].group, units[i].to);
+    }
+  };
+  auto fits = [&](size_t k) {
+    ++counters_.preemption_plans;
+    const WorkingState::Mark mark = state_.Checkpoint();
+    shrink(k);
+    const bool placed = placer_.TryStart(j).has_value();
+    state_.Rollback(mark);
+    return placed;
+  };
+  // Units of one job are taken together (the working state shrinks a job once per cycle).
+  for (size_t i = 0; i < units.size(); ++i) {
+    for (size_t k = 0; k < i; ++k) {
+      if (units[k].victim == units[i].victim) return std::nullopt;  // multi-group: whole jobs
+    }
+  }
+  if (!fits(units.size())) return std::nullopt;
+  size_t lo = 0, hi = units.size();
+  while (hi - lo > 1 && BudgetLeft()) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (fits(mid)) {
+      hi = mid;
+    } else {
+      lo = mid;
+    }
+  }
+  const WorkingState::Mark mark = state_.Checkpoint();
+  shrink(hi);
+  auto placements = placer_.TryStart(j);
+  if (!placements) {
+    state_.Rollback(mark);
+    return std::nullopt;
+  }
+  Plan plan;
+  const Job& job = *index_.job(j).job;
+  for (size_t i = 0; i < hi; ++i) {
+    const Unit& u = units[i];
+    const Job& victim = *index_.job(u.victim).job;
+    plan.resizes.push_back(ResizeDecision{.job = victim.id,
+                                          .group = victim.groups[u.group].name,
+                                          .from_replicas = u.from,
+                                          .to_replicas = u.to,
+                                          .for_job = job.id,
+                                          .lost_milli_gpu_seconds = u.cost});
+    evicted_[u.victim] = true;
+  }
+  std::sort(plan.resizes.begin(), plan.resizes.end(),
+            [](const ResizeDecision& a, const ResizeDecision& b) {
+              return a.job != b.job ? a.job < b.job : a.group < b.group;
+            });
+  counters_.preemptions += static_cast<int64_t>(hi);
   plan.placements = std::move(*placements);
   return plan;
 }

@@ -88,6 +88,7 @@ class PreemptionPlanner {
 
   struct Plan {
     std::vector<PreemptDecision> preemptions;  // in victim id order
+    std::vector<ResizeDecision> resizes;       // elastic groups shrunk, in job id order
     std::vector<ReplicaPlacement> placements;  // of the job that starts
   };
   // Tries to start pending job j by evicting running jobs. On success the victims are released
@@ -171,6 +172,10 @@ class PreemptionPlanner {
   int64_t PreemptorPriority(int32_t j) const;
   // The time up to which running job v's work is safe: its last checkpoint, or its start if later.
   int64_t KeptUpTo(int32_t v) const;
+  // Before whole jobs: shrinking elastic groups of the job's own queue (among `candidates`) to
+  // their minimum, cheapest first, the fewest that let job j start. Jobs with more than one
+  // elastic group above its minimum are left to the whole-job search.
+  std::optional<Plan> TryShrink(int32_t j, const std::vector<int32_t>& candidates);
   // Seconds of work running job v loses if evicted now (before its restore time).
   int64_t LostSeconds(int32_t v) const;
   // May running job v be a victim at all: preemptible, past its min_runtime_s and the policy's

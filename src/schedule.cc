@@ -137,7 +137,7 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
   // the search; equality is checked field by field, and nothing is iterated in hash order.
   absl::flat_hash_map<uint64_t, std::vector<std::pair<int32_t, size_t>>> failed_shapes;
   internal::Reserver reserver(index, state, placer);
-  std::vector<int32_t> start_jobs, pending_jobs, preempt_jobs, reserve_jobs;
+  std::vector<int32_t> start_jobs, pending_jobs, preempt_jobs, reserve_jobs, resize_jobs;
   const int64_t now = snapshot.now;
   const int64_t budget = policy.budgets.max_candidates;
   internal::JobSequence sequence(index, policy, state, entitlements);
@@ -185,6 +185,10 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
         for (PreemptDecision& p : plan->preemptions) {
           preempt_jobs.push_back(index.FindJob(p.job));
           decisions.preemptions.push_back(std::move(p));
+        }
+        for (ResizeDecision& r : plan->resizes) {
+          resize_jobs.push_back(index.FindJob(r.job));
+          decisions.resizes.push_back(std::move(r));
         }
         reserver.NoteStart(j, plan->placements);
         decisions.starts.push_back(StartDecision{info.job->id, std::move(plan->placements)});
@@ -258,6 +262,7 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
   SortByJob(decisions.pending, pending_jobs);
   SortByJob(decisions.preemptions, preempt_jobs);
   SortByJob(decisions.reservations, reserve_jobs);
+  SortByJob(decisions.resizes, resize_jobs);
   return decisions;
 }
 

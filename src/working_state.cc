@@ -67,7 +67,7 @@ void WorkingState::AddRunningJob(int32_t j) {
              request.memory_mib);
     if (held_.empty()) held_.resize(index_.job_count());
     held_[j].push_back(Held{n, std::move(gpus), request.MilliPerGpu(), request.gpu_memory_mib,
-                            request.cpu_milli, request.memory_mib});
+                            request.cpu_milli, request.memory_mib, group, placement.replica});
   }
   Commit();
 }
@@ -79,6 +79,29 @@ int64_t WorkingState::running_milli(int32_t j) const {
     total += held.milli * static_cast<int64_t>(held.gpus.size());
   }
   return total;
+}
+
+int32_t WorkingState::running_replicas(int32_t j, int32_t group) const {
+  if (held_.empty()) return 0;
+  int32_t count = 0;
+  for (const Held& held : held_[j]) count += held.group == group ? 1 : 0;
+  return count;
+}
+
+void WorkingState::ShrinkRunningGroup(int32_t j, int32_t group, int32_t keep) {
+  if (held_.empty() || held_[j].empty()) return;
+  if (released_.empty()) released_.assign(index_.job_count(), 0);
+  if (released_[j] != 0) return;
+  Set(released_, j, 1);
+  std::vector<const Held*> replicas;
+  for (const Held& held : held_[j]) {
+    if (held.group == group) replicas.push_back(&held);
+  }
+  std::sort(replicas.begin(), replicas.end(),
+            [](const Held* a, const Held* b) { return a->replica < b->replica; });
+  for (size_t i = static_cast<size_t>(std::max(keep, 0)); i < replicas.size(); ++i) {
+    Free(j, *replicas[i]);
+  }
 }
 
 bool WorkingState::OnHeldNode(int32_t j) const {

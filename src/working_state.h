@@ -54,6 +54,12 @@ class WorkingState {
   bool node_held(int32_t n) const { return held_node_[n] != 0; }
   // Does running job j hold anything on a node marked held?
   bool OnHeldNode(int32_t job) const;
+  // Gives back the replicas of running job j's group `group` above the `keep` with the lowest
+  // replica indices (an elastic group shrinking to `keep`). Undoable. The job then counts as
+  // released: ReleaseRunningJob() does nothing more for it in this cycle.
+  void ShrinkRunningGroup(int32_t job, int32_t group, int32_t keep);
+  // Replicas of running job j's group `group` (as placed in the snapshot).
+  int32_t running_replicas(int32_t job, int32_t group) const;
   // Has running job j been released (in the transactions so far)?
   bool released(int32_t job) const { return !released_.empty() && released_[job] != 0; }
   // Milli-GPUs a running job holds in total.
@@ -119,6 +125,7 @@ class WorkingState {
     int32_t node;
     std::vector<int32_t> gpus;
     int64_t milli, gpu_memory_mib, cpu_milli, memory_mib;
+    int32_t group, replica;
   };
   void Free(int32_t job, const Held& held);
   // Adds the given amounts to node n's free GPU, CPU and memory and to the per-model and

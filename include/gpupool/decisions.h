@@ -43,6 +43,10 @@ struct ResizeDecision {
   std::string group;
   int32_t from_replicas = 0;
   int32_t to_replicas = 0;
+  // When the shrink makes room for a pending job (preemption of an elastic group's replicas
+  // above its minimum): that job, and the milli-GPU-seconds of work the removed replicas lose.
+  std::string for_job;
+  int64_t lost_milli_gpu_seconds = 0;
 };
 
 // A job that cannot start now is expected to start at `expected_start` on `nodes` (backfill).

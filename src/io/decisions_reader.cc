@@ -62,8 +62,8 @@ absl::Status ReadMigrate(JsonValue value, const Path& path, MigrateDecision& out
 }
 
 absl::Status ReadResize(JsonValue value, const Path& path, ResizeDecision& out) {
-  static constexpr FieldSpec kFields[] = {
-      {"job", true}, {"group"}, {"from_replicas"}, {"to_replicas"}};
+  static constexpr FieldSpec kFields[] = {{"job", true},   {"group"},   {"from_replicas"},
+                                          {"to_replicas"}, {"for_job"}, {"lost_milli_gpu_seconds"}};
   return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
@@ -72,8 +72,12 @@ absl::Status ReadResize(JsonValue value, const Path& path, ResizeDecision& out) 
         return ReadString(v, p, out.group);
       case 2:
         return ReadInt32(v, p, out.from_replicas);
-      default:
+      case 3:
         return ReadInt32(v, p, out.to_replicas);
+      case 4:
+        return ReadString(v, p, out.for_job);
+      default:
+        return ReadInt64(v, p, out.lost_milli_gpu_seconds);
     }
   });
 }

@@ -77,6 +77,10 @@ std::string DecisionsToJson(const Decisions& decisions) {
     w.StringField("group", resize.group);
     w.IntField("from_replicas", resize.from_replicas);
     w.IntField("to_replicas", resize.to_replicas);
+    if (!resize.for_job.empty()) {
+      w.StringField("for_job", resize.for_job);
+      w.IntField("lost_milli_gpu_seconds", resize.lost_milli_gpu_seconds);
+    }
     w.EndObject();
   }
   w.EndArray();

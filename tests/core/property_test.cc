@@ -76,6 +76,21 @@ Snapshot WithVictimsEvicted(const Snapshot& snapshot, const Decisions& decisions
       job.start_time.reset();
     }
   }
+  // A shrunk elastic group keeps its to_replicas replicas with the lowest indices.
+  for (const ResizeDecision& r : decisions.resizes) {
+    for (Job& job : out.jobs) {
+      if (job.id != r.job) continue;
+      std::vector<int32_t> replicas;
+      for (const ReplicaPlacement& p : job.placements) {
+        if (p.group == r.group) replicas.push_back(p.replica);
+      }
+      std::sort(replicas.begin(), replicas.end());
+      const int32_t last_kept = r.to_replicas > 0 ? replicas[r.to_replicas - 1] : -1;
+      std::erase_if(job.placements, [&](const ReplicaPlacement& p) {
+        return p.group == r.group && p.replica > last_kept;
+      });
+    }
+  }
   return out;
 }
 
@@ -271,6 +286,28 @@ void CheckSnapshot(uint64_t seed, const Snapshot& snapshot, std::vector<std::str
         fail(fmt::format("{} preempted for {}, which does not start", p.job, p.for_job));
       }
       if (p.lost_milli_gpu_seconds < 0) fail(fmt::format("{}: negative lost work", p.job));
+    }
+    // Elastic shrinks: same rules, and the group keeps at least its minimum.
+    for (const ResizeDecision& r : d.resizes) {
+      const Job* victim = world.job(r.job);
+      const Job* beneficiary = world.job(r.for_job);
+      if (victim == nullptr || beneficiary == nullptr) {
+        fail(fmt::format("resize names unknown job {} or {}", r.job, r.for_job));
+        continue;
+      }
+      if (victims.count(r.job)) fail(fmt::format("{} both preempted and resized", r.job));
+      const TaskGroup* g = world.group(*victim, r.group);
+      if (g == nullptr || r.to_replicas < g->MinReplicas() || r.to_replicas >= r.from_replicas) {
+        fail(fmt::format("{}: resize {} -> {} breaks the group's bounds", r.job, r.from_replicas,
+                         r.to_replicas));
+      }
+      if (!victim->preemptible || victim->queue != beneficiary->queue ||
+          victim->priority >= beneficiary->priority) {
+        fail(fmt::format("{} shrunk for {} against the rules", r.job, r.for_job));
+      }
+      if (!started.count(r.for_job)) {
+        fail(fmt::format("{} shrunk for {}, which does not start", r.job, r.for_job));
+      }
     }
   }
 

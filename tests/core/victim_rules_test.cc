@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "gpupool/apply.h"
 #include "gpupool/schedule.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
@@ -89,6 +90,72 @@ TEST(VictimRulesTest, AJobKeptForItsLostWorkIsAReclaimInProgress) {
 
 // Queue "a" is guaranteed the node and reclaims it from "b", which holds it with a job of a
 // higher priority: reclaim takes it unless reclaim_lower_priority_only is on.
+// An elastic job (8 one-GPU workers, at least 2) fills the node; a higher-priority job of the
+// same queue needs `gpus` GPUs.
+Snapshot ElasticVictim(int64_t gpus) {
+  std::vector<ReplicaPlacement> placements;
+  for (int32_t r = 0; r < 8; ++r) placements.push_back(Placement("n1", {r}, r, "workers"));
+  Job elastic;
+  elastic.id = "elastic";
+  elastic.queue = "q";
+  TaskGroup workers = testing::MakeGroup("workers", GpuRequest(1000), 8);
+  workers.min_replicas = 2;
+  elastic.groups.push_back(workers);
+  elastic.state = JobState::kRunning;
+  elastic.start_time = 0;
+  elastic.placements = placements;
+  elastic.checkpointing.interval_s = 600;
+  elastic.checkpointing.last_checkpoint_time = 9900;
+  Job high = MakePendingJob("high", "q", GpuRequest(gpus * 1000));
+  high.priority = 5;
+  high.submit_time = 10000;
+  return SnapshotBuilder()
+      .Now(10000)
+      .Model("a100")
+      .Node(MakeNode("n1", "a100", 8))
+      .Queue("q")
+      .Job(elastic)
+      .Job(high)
+      .Build();
+}
+
+TEST(VictimRulesTest, AnElasticJobGivesUpItsReplicasAboveItsMinimum) {
+  Snapshot s = ElasticVictim(3);
+  absl::StatusOr<Decisions> d = Schedule(s, Preemptive(0, 0));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->preemptions.empty());
+  ASSERT_EQ(d->resizes.size(), 1u);
+  const ResizeDecision& r = d->resizes[0];
+  EXPECT_EQ(r.job, "elastic");
+  EXPECT_EQ(r.group, "workers");
+  EXPECT_EQ(r.from_replicas, 8);
+  EXPECT_EQ(r.to_replicas, 2);
+  EXPECT_EQ(r.for_job, "high");
+  EXPECT_EQ(r.lost_milli_gpu_seconds, 6000 * 100);  // 6 GPUs x 100 s since the checkpoint
+  ASSERT_NE(testing::FindStart(*d, "high"), nullptr);
+  // Applied, the group keeps its two lowest replicas, and the next cycle is quiet.
+  ASSERT_TRUE(ApplyDecisions(*d, s).ok());
+  for (const Job& job : s.jobs) {
+    if (job.id != "elastic") continue;
+    ASSERT_EQ(job.placements.size(), 2u);
+    EXPECT_EQ(job.placements[0].replica, 0);
+    EXPECT_EQ(job.placements[1].replica, 1);
+  }
+  absl::StatusOr<Decisions> next = Schedule(s, Preemptive(0, 0));
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_TRUE(next->starts.empty());
+  EXPECT_TRUE(next->preemptions.empty());
+  EXPECT_TRUE(next->resizes.empty());
+}
+
+TEST(VictimRulesTest, AnElasticJobThatCannotShrinkEnoughGoesWhole) {
+  absl::StatusOr<Decisions> d = Schedule(ElasticVictim(7), Preemptive(0, 0));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->resizes.empty());
+  ASSERT_EQ(d->preemptions.size(), 1u);
+  EXPECT_EQ(d->preemptions[0].job, "elastic");
+}
+
 // Past the starvation bound a job outranks every running job of its queue.
 TEST(VictimRulesTest, AStarvingJobOutranksItsQueue) {
   Snapshot s = OneVictim(5000, 0);

@@ -39,7 +39,7 @@ TEST(FormatCoverageTest, EveryStructHasTheFieldsTheFormatKnows) {
       {"StartDecision", sizeof(StartDecision), 56},
       {"PreemptDecision", sizeof(PreemptDecision), 104},
       {"MigrateDecision", sizeof(MigrateDecision), 80},
-      {"ResizeDecision", sizeof(ResizeDecision), 72},
+      {"ResizeDecision", sizeof(ResizeDecision), 112},
       {"ReserveDecision", sizeof(ReserveDecision), 64},
       {"PendingDecision", sizeof(PendingDecision), 200},
       {"QueueShare", sizeof(QueueShare), 96},
