@@ -7,6 +7,7 @@
 #include "fmt/format.h"
 #include "internal/check.h"
 #include "internal/saturating.h"
+#include "internal/shortest_prefix.h"
 
 namespace gpupool::internal {
 
@@ -381,6 +382,7 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryShrink(
   for (int32_t v : candidates) {
     if (index_.job(v).queue != jq) continue;
     const Job& victim = *index_.job(v).job;
+    const size_t before = units.size();
     for (int32_t g = 0; g < static_cast<int32_t>(victim.groups.size()); ++g) {
       const int32_t running = state_.running_replicas(v, g);
       const int32_t keep = victim.groups[g].MinReplicas();
@@ -389,6 +391,9 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryShrink(
       const int64_t seconds = SaturatingAdd(LostSeconds(v), victim.checkpointing.restore_time_s);
       units.push_back(Unit{SaturatingMultiply(milli, seconds), v, g, running, keep});
     }
+    // The working state shrinks a job once per cycle, so a candidate with two groups above their
+    // minimum sends the job to the whole-job search.
+    if (units.size() > before + 1) return std::nullopt;
   }
   if (units.empty()) return std::nullopt;
   std::sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) {
@@ -396,8 +401,7 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryShrink(
            : a.victim != b.victim ? a.victim < b.victim
                                   : a.group < b.group;
   });
-  // The shortest prefix, cheapest first, that lets the job start (a job shrinks only once per
-  // cycle, so a prefix never holds two units of one job's group twice).
+  // The shortest prefix, cheapest first, that lets the job start.
   auto shrink = [&](size_t k) {
     for (size_t i = 0; i < k; ++i) {
       state_.ShrinkRunningGroup(units[i].victim, units[i].group, units[i].to);
@@ -411,22 +415,8 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryShrink(
     state_.Rollback(mark);
     return placed;
   };
-  // Units of one job are taken together (the working state shrinks a job once per cycle).
-  for (size_t i = 0; i < units.size(); ++i) {
-    for (size_t k = 0; k < i; ++k) {
-      if (units[k].victim == units[i].victim) return std::nullopt;  // multi-group: whole jobs
-    }
-  }
   if (!fits(units.size())) return std::nullopt;
-  size_t lo = 0, hi = units.size();
-  while (hi - lo > 1 && BudgetLeft()) {
-    const size_t mid = lo + (hi - lo) / 2;
-    if (fits(mid)) {
-      hi = mid;
-    } else {
-      lo = mid;
-    }
-  }
+  const size_t hi = ShortestWorkingPrefix(units.size(), fits, [this] { return BudgetLeft(); });
   const WorkingState::Mark mark = state_.Checkpoint();
   shrink(hi);
   auto placements = placer_.TryStart(j);
@@ -1266,15 +1256,8 @@ void PreemptionPlanner::ExplainCounterfactual(int32_t j, PendingDecision& pendin
         .has_value();
   };
   if (!fits(sorted.size())) return;
-  size_t lo = 0, hi = sorted.size();  // fits(hi), !fits(lo) as far as known
-  while (hi - lo > 1 && counters_.counterfactual_plans < budget) {
-    const size_t mid = lo + (hi - lo) / 2;
-    if (fits(mid)) {
-      hi = mid;
-    } else {
-      lo = mid;
-    }
-  }
+  const size_t hi = ShortestWorkingPrefix(sorted.size(), fits,
+                                          [&] { return counters_.counterfactual_plans < budget; });
   std::vector<int32_t> victims(sorted.begin(), sorted.begin() + hi);
   std::sort(victims.begin(), victims.end());
   int64_t lost = 0;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "internal/shortest_prefix.h"
+
 namespace gpupool::internal {
 
 Reserver::Reserver(const SnapshotIndex& index, WorkingState& state, Placer& placer)
@@ -99,16 +101,17 @@ std::optional<ReserveDecision> Reserver::Reserve(int32_t j) {
   };
   auto placements = try_with(ranks.size());
   if (!placements) return std::nullopt;
-  size_t lo = 0, hi = ranks.size();  // !fits(lo) (the job just failed), fits(hi)
-  while (hi - lo > 1) {
-    const size_t mid = lo + (hi - lo) / 2;
-    if (auto p = try_with(mid)) {
-      hi = mid;
-      placements = std::move(p);
-    } else {
-      lo = mid;
-    }
-  }
+  // The job just failed with nothing emptied; the placements kept are those of the last prefix
+  // that worked, which is the one returned.
+  const size_t hi = ShortestWorkingPrefix(
+      ranks.size(),
+      [&](size_t k) {
+        auto p = try_with(k);
+        if (!p) return false;
+        placements = std::move(p);
+        return true;
+      },
+      [] { return true; });
 
   std::vector<int64_t> end_of(index_.node_count(), now);
   for (size_t i = 0; i < hi; ++i) end_of[ranks[i].node] = ranks[i].end;
