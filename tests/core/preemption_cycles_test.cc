@@ -15,7 +15,7 @@
 //       the snapshot, is preempted once, is preemptible, has run at least min_runtime_s (now -
 //       start_time), and once applied holds nothing unless the same decisions restart it whole
 //       (every Start places every replica of every group);
-//   (c) guarantees, exactly the rules of PlanAllowed (src/preempt.h) for each plan (the
+//   (c) guarantees, exactly the rules of PlanAllowed (src/engine/preempt.h) for each plan (the
 //       victims with one for_job) that takes victims of other queues: sides S (victim) and J
 //       (beneficiary) are the queues just below the lowest common ancestor (neither queue is an
 //       ancestor of the other) and J is the same for every victim; m_S is what the plan takes
@@ -189,7 +189,7 @@ std::string SharesText(const Decisions& d) {
   return out + "\n";
 }
 
-// Queue-tree and usage arithmetic over one snapshot, as the engine defines it (src/preempt.cc):
+// Queue-tree and usage arithmetic over one snapshot, as the engine defines it (src/engine/preempt.cc):
 // usage is over all models, a queue's usage includes its descendants'.
 class Tree {
  public:
@@ -814,7 +814,7 @@ TEST(PreemptionCyclesTest, InvariantsHoldOverCycles) {
 //
 // 1. (Fixed.) Entitlements moved with placement. A running job's demand counted on the GPU model it
 // ran
-//    on, a pending job's on the first model it accepts (src/entitlements.cc), so evicting or
+//    on, a pending job's on the first model it accepts (src/engine/entitlements.cc), so evicting or
 //    (re)starting a job that accepts several models moves its demand between models; the
 //    per-model water-filling changes and so do the "*" entitlements that PlanAllowed compares.
 //    The no-loop rule (c3) holds in each cycle against that cycle's entitlements, but the next
@@ -826,7 +826,7 @@ TEST(PreemptionCyclesTest, InvariantsHoldOverCycles) {
 //    j04 on H100 while counted as A100 demand; running on H100 it drops q0's entitlement from
 //    6000 to 5000 (H100 is contended) and j04 reclaims it back. Seed 272 is the same. Counting
 //    a running job's demand like a pending one's (on its first accepted model) removes every
-//    (e3) failure and 3 of the 5 (e1) ones; src/entitlements.cc now does so for jobs that accept
+//    (e3) failure and 3 of the 5 (e1) ones; src/engine/entitlements.cc now does so for jobs that accept
 //    several models, and (e3) is enabled: 0 of 1,000 seeds fail it (engine of 353cc65 plus that
 //    change); (e1) fails on 502 635 and (e4) on 107 216 372 385 421 456 476 502 582 606 635 686
 //    800 821, all with reclaim across queues on.

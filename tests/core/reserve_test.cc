@@ -1,4 +1,4 @@
-// Stage 7: reservations for jobs past the starvation bound (src/reserve.h).
+// Stage 7: reservations for jobs past the starvation bound (src/engine/reserve.h).
 #include <string>
 #include <vector>
 
