@@ -74,9 +74,9 @@ enum class VictimOrder {
 // Preemption (DESIGN.md stage 6). A pending job may evict running jobs of its own queue with a
 // lower priority and, with reclaim_across_queues, running jobs of other queues that hold more
 // than their entitlement, under the guarantee and no-loop rules of docs/engine.md. Victims are
-// whole gangs, only preemptible jobs past their minimum runtime. Among the victim sets that let the
-// job start, the planner takes the best in `victim_order`, and evicts nothing unless the job then
-// starts.
+// whole gangs, or an elastic job's replicas above its minimum (a Resize), only preemptible jobs
+// past their minimum runtime. Among the victim sets that let the job start, the planner takes the
+// best in `victim_order`, and evicts nothing unless the job then starts.
 struct PreemptionOptions {
   // Off by default: Schedule() emits no Preempt decision.
   bool enabled = false;
@@ -117,6 +117,9 @@ struct FairShareOptions {
   int64_t usage_half_life_s = 0;
 };
 
+// Every knob of one Schedule() call. A value: copy it, compare it, keep one per experiment; the
+// defaults below are the default policy. Schedule() checks it with ValidatePolicy()
+// (validate.h), which names each rule; docs/policy-format.md is the same list for JSON.
 struct Policy {
   // Reported in the decisions, with the version.
   std::string name = "default";
@@ -126,7 +129,8 @@ struct Policy {
   // serve many concurrent Schedule() calls.
   std::shared_ptr<const PlacementScorer> scorer;
   JobOrder job_order = JobOrder::kPriorityFifo;
-  // Level boundaries of kLeastAttainedService, ascending (Tiresias: 3,250 and 7,200).
+  // Level boundaries of kLeastAttainedService, each >= 0 and strictly ascending (Tiresias: 3,250
+  // and 7,200); empty: one level.
   std::vector<int64_t> las_thresholds_gpu_seconds = {3250, 7200};
   // Starvation guard: a job that has waited longer than this (now - pending_since, which
   // defaults to submit_time) is served before every job that has not, longest-waiting first,

@@ -102,9 +102,7 @@ void SortByJob(std::vector<T>& items, const std::vector<int32_t>& jobs) {
 
 absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& policy) {
   GPUPOOL_RETURN_IF_ERROR(ValidateSnapshot(snapshot));
-  if (policy.budgets.max_candidates < 0) {
-    return absl::InvalidArgumentError("policy.budgets.max_candidates: must be >= 0");
-  }
+  GPUPOOL_RETURN_IF_ERROR(ValidatePolicy(policy));
 
   // Stage 1: index.
   const internal::SnapshotIndex index(snapshot);

@@ -1,0 +1,48 @@
+// Stage 1 of a cycle: checking both inputs before anything is scheduled.
+//
+// Schedule() runs both checks first and returns their error unchanged; hosts may call them on
+// their own, to refuse a bad snapshot or policy before it reaches a cycle (`gpupool validate`
+// does). Both are pure, deterministic (the same bad input gives the same error, whatever the
+// order of its lists) and thread-safe; neither keeps a reference to its argument.
+#ifndef GPUPOOL_VALIDATE_H_
+#define GPUPOOL_VALIDATE_H_
+
+#include "absl/status/status.h"
+#include "gpupool/policy.h"
+#include "gpupool/snapshot.h"
+
+namespace gpupool {
+
+// Checks that a snapshot makes sense. Returns:
+//   - InvalidArgument for malformed values: empty or duplicate ids, negative or too large
+//     quantities, a gpu_milli above 1000 that is not whole GPUs, min_replicas above replicas,
+//     unknown enum-like names;
+//   - FailedPrecondition for inconsistencies between parts: unknown references (queue, node,
+//     GPU model, topology level, group), cycles in the queue tree, a running allocation on a GPU
+//     that does not exist or that is over-committed, a pending job with placements.
+// The message names the field and the id ("jobs[j7].groups[main].replicas: ...").
+// docs/snapshot-format.md lists every rule. Cost: O(n log n) in the size of the snapshot.
+absl::Status ValidateSnapshot(const Snapshot& snapshot);
+
+// Checks that a policy makes sense (LevelDB's SanitizeOptions, but refusing instead of
+// clipping). Returns OK or InvalidArgument; the message names the field, with a `policy.` prefix
+// ("policy.las_thresholds_gpu_seconds[1]: 3000 is not above the threshold before it, 3250").
+// The rules, field by field (docs/policy-format.md, "Validation"):
+//   - placement, job_order, queue_order, preemption.victim_order: one of the enumerators
+//     (a value cast from an out-of-range integer is refused);
+//   - las_thresholds_gpu_seconds: every threshold >= 0, strictly ascending (it may be empty:
+//     one level);
+//   - starvation_bound_s, fair_share.usage_half_life_s, preemption.checkpoint_grace_s,
+//     preemption.max_victim_lost_s, preemption.min_victim_run_s: >= 0 (0 means off);
+//   - budgets.max_candidates, budgets.max_preemption_plans, budgets.max_counterfactual_plans:
+//     >= 0 (0 means unbounded, or for counterfactuals none).
+// Not checked, as every value is meaningful: name and version (labels copied into the
+// decisions), scorer (null means `placement` decides), the booleans, and large values (up to
+// the int64 maximum, which reads as "never" or "unbounded"). Fields are checked in the order of
+// `struct Policy`, so the error returned is the first bad field in that order. Cost: linear in
+// the number of thresholds.
+absl::Status ValidatePolicy(const Policy& policy);
+
+}  // namespace gpupool
+
+#endif  // GPUPOOL_VALIDATE_H_

@@ -1,0 +1,99 @@
+// Policy validation (validate.h): the policy's half of stage 1.
+//
+// Rationale. The snapshot validator makes every later stage trust its input; a policy deserves the
+// same. A negative budget used to read as "unbounded", a negative bound as "off", and unsorted
+// LAS thresholds as levels nobody asked for: each a silent surprise. So every field with a
+// meaningless range is refused, by name, in the order of `struct Policy`, before the cycle starts.
+// Large values are not clipped (LevelDB's SanitizeOptions clips them): the int64 maximum is a
+// meaningful "never", and every stage compares or saturates instead of adding.
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "fmt/core.h"
+#include "gpupool/validate.h"
+#include "internal/check.h"
+
+namespace gpupool {
+namespace {
+
+absl::Status NotNegative(int64_t value, std::string_view field) {
+  if (value >= 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(fmt::format("policy.{}: must be >= 0", field));
+}
+
+absl::Status UnknownValue(std::string_view field, int value) {
+  return absl::InvalidArgumentError(fmt::format("policy.{}: unknown value {}", field, value));
+}
+
+absl::Status CheckLasThresholds(const std::vector<int64_t>& thresholds) {
+  for (size_t i = 0; i < thresholds.size(); ++i) {
+    const int64_t threshold = thresholds[i];
+    if (threshold < 0) {
+      return absl::InvalidArgumentError(
+          fmt::format("policy.las_thresholds_gpu_seconds[{}]: must be >= 0", i));
+    }
+    if (i > 0 && threshold <= thresholds[i - 1]) {
+      return absl::InvalidArgumentError(
+          fmt::format("policy.las_thresholds_gpu_seconds[{}]: {} is not above the threshold "
+                      "before it, {} (thresholds must be strictly ascending)",
+                      i, threshold, thresholds[i - 1]));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidatePolicy(const Policy& policy) {
+  switch (policy.placement) {
+    case PlacementStrategy::kBestFit:
+    case PlacementStrategy::kFirstFit:
+    case PlacementStrategy::kSpread:
+      break;
+    default:
+      return UnknownValue("placement", static_cast<int>(policy.placement));
+  }
+  switch (policy.job_order) {
+    case JobOrder::kPriorityFifo:
+    case JobOrder::kLeastAttainedService:
+    case JobOrder::kShortestRemaining:
+      break;
+    default:
+      return UnknownValue("job_order", static_cast<int>(policy.job_order));
+  }
+  GPUPOOL_RETURN_IF_ERROR(CheckLasThresholds(policy.las_thresholds_gpu_seconds));
+  GPUPOOL_RETURN_IF_ERROR(NotNegative(policy.starvation_bound_s, "starvation_bound_s"));
+  switch (policy.queue_order) {
+    case QueueOrder::kNone:
+    case QueueOrder::kFairShare:
+      break;
+    default:
+      return UnknownValue("queue_order", static_cast<int>(policy.queue_order));
+  }
+  GPUPOOL_RETURN_IF_ERROR(
+      NotNegative(policy.fair_share.usage_half_life_s, "fair_share.usage_half_life_s"));
+
+  const PreemptionOptions& preemption = policy.preemption;
+  GPUPOOL_RETURN_IF_ERROR(
+      NotNegative(preemption.checkpoint_grace_s, "preemption.checkpoint_grace_s"));
+  switch (preemption.victim_order) {
+    case VictimOrder::kCheapestFirst:
+    case VictimOrder::kLowestPriorityFirst:
+      break;
+    default:
+      return UnknownValue("preemption.victim_order", static_cast<int>(preemption.victim_order));
+  }
+  GPUPOOL_RETURN_IF_ERROR(
+      NotNegative(preemption.max_victim_lost_s, "preemption.max_victim_lost_s"));
+  GPUPOOL_RETURN_IF_ERROR(NotNegative(preemption.min_victim_run_s, "preemption.min_victim_run_s"));
+
+  const Budgets& budgets = policy.budgets;
+  GPUPOOL_RETURN_IF_ERROR(NotNegative(budgets.max_candidates, "budgets.max_candidates"));
+  GPUPOOL_RETURN_IF_ERROR(
+      NotNegative(budgets.max_preemption_plans, "budgets.max_preemption_plans"));
+  return NotNegative(budgets.max_counterfactual_plans, "budgets.max_counterfactual_plans");
+}
+
+}  // namespace gpupool
