@@ -1,7 +1,6 @@
 # Finds gpupool's dependencies. All come from Debian 12 packages (see .ci/install-deps).
 find_package(absl REQUIRED)
 find_package(fmt REQUIRED)
-find_package(Eigen3 3.3 REQUIRED NO_MODULE)
 find_package(simdjson REQUIRED)
 find_package(CLI11 REQUIRED)
 if(GPUPOOL_BUILD_TESTS)

@@ -1,4 +1,4 @@
-// Stage 9 (first half): why a job stays pending.
+// Stage 9 (first half): why a job stays pending (Placer::Diagnose).
 //
 // Called once per distinct job shape that failed to place (identical jobs reuse the answer).
 // The reasons are tested from the most permanent to the most transient, so that the reason a
@@ -6,6 +6,11 @@
 // then a request no node could ever hold, then its queue's limit, then a plain lack of free
 // capacity, then a topology constraint, and last fragmentation (enough free in total, but not
 // in the shape the job needs).
+//
+// "Free" means free for this job: a GPU model with less memory per GPU than the job asks for
+// is not eligible at all, unhealthy GPUs are never free, and GPUs or nodes that isolation keeps
+// from the job's tenant are not free for it (they are held by another tenant's running work, so
+// the job waits for capacity, not for a different shape).
 #include <algorithm>
 #include <map>
 #include <string>
@@ -40,6 +45,43 @@ std::string Gpus(int64_t milli) {
 std::string LevelName(const SnapshotIndex& index, int32_t level) {
   return level == index.node_level() ? std::string("node")
                                      : index.snapshot().topology.levels[level];
+}
+
+// The GPU memory every GPU of the gang's model must have: the largest per-GPU request of a group
+// that uses GPUs (a gang runs on one model).
+int64_t GpuMemoryNeeded(const Job& job) {
+  int64_t needed = 0;
+  for (const TaskGroup& group : job.groups) {
+    if (group.request.gpu_milli > 0) needed = std::max(needed, group.request.gpu_memory_mib);
+  }
+  return needed;
+}
+
+bool AnyIsolation(const SnapshotIndex& index) {
+  for (int32_t q = 0; q < index.queue_count(); ++q) {
+    if (index.queue(q).isolation != Isolation::kNone) return true;
+  }
+  return false;
+}
+
+// The milli-GPUs of node `n` free for the job's tenant (as the Placer's isolation rules allow).
+int64_t FreeGpuForTenant(const SnapshotIndex& index, const WorkingState& state,
+                         const JobInfo& info, int32_t n) {
+  const int64_t tenant = info.tenant;
+  const int64_t exclusive = state.node_exclusive_tenant(n);
+  if (exclusive != kNoTenant && exclusive != tenant) return 0;
+  if (info.isolation == Isolation::kExclusiveNode && state.node_tenant(n) != tenant &&
+      !state.NodeEmpty(n)) {
+    return 0;
+  }
+  int64_t usable = 0;
+  for (int32_t g = index.gpu_begin(n); g < index.gpu_end(n); ++g) {
+    const int64_t free = state.gpu_free_milli(g);
+    // A GPU another tenant already shares takes none of this job's replicas.
+    if (free < kMilliPerGpu && state.gpu_tenant(g) != tenant) continue;
+    usable += free;
+  }
+  return usable;
 }
 
 bool GangLevelRequired(const JobInfo& info) {
@@ -126,15 +168,30 @@ PendingDecision Placer::Diagnose(int32_t j) {
   out.job = job.id;
 
   // Candidate model slots: the accepted models the pool has nodes of; CPU-only gangs: all nodes.
+  // Models whose GPUs have less memory than the job needs per GPU are not eligible.
   std::vector<int32_t> models;
   if (info.needs_gpu) {
+    const int64_t memory_needed = GpuMemoryNeeded(job);
+    int64_t largest_memory = 0;
+    bool any_in_pool = false;
     for (int32_t m : info.models) {
-      if (!index_.nodes_of_model(m).empty()) models.push_back(m);
+      if (index_.nodes_of_model(m).empty()) continue;
+      any_in_pool = true;
+      largest_memory = std::max(largest_memory, index_.model(m).memory_mib);
+      if (index_.model(m).memory_mib >= memory_needed) models.push_back(m);
     }
-    if (models.empty()) {
+    if (!any_in_pool) {
       out.reason = PendingReason::kNoAllowedGpuModel;
       out.detail =
           fmt::format("no node in the pool has a GPU of an accepted model ({})", ModelList(info));
+      return out;
+    }
+    if (models.empty()) {
+      out.reason = PendingReason::kNeverFits;
+      out.detail = fmt::format(
+          "each GPU of the job needs {} MiB of GPU memory, and no accepted model in the pool has "
+          "that much ({}; the largest has {} MiB)",
+          memory_needed, ModelList(info), largest_memory);
       return out;
     }
   } else {
@@ -259,6 +316,25 @@ PendingDecision Placer::Diagnose(int32_t j) {
     out.detail = fmt::format("the gang needs {} milli-CPU but only {} are free on eligible nodes",
                              info.gang_cpu_milli, best_free_cpu);
     return out;
+  }
+
+  // Isolation: GPUs and nodes held by another tenant's running work are not free for this job.
+  if (info.needs_gpu && AnyIsolation(index_)) {
+    int64_t best_usable = 0;
+    for (const Eligibility* e : eligible) {
+      int64_t usable = 0;
+      for (int32_t n : e->nodes) usable += FreeGpuForTenant(index_, state_, info, n);
+      best_usable = std::max(best_usable, usable);
+    }
+    if (best_usable < info.gang_milli) {
+      out.reason = PendingReason::kInsufficientCapacity;
+      out.shortfall_milli = info.gang_milli - best_usable;
+      out.detail = fmt::format(
+          "the gang needs {} milli-GPUs but only {} of the {} free on eligible nodes of {} may "
+          "be used by it: isolation keeps the rest for other tenants' running work",
+          info.gang_milli, best_usable, best_free_gpu, ModelList(info));
+      return out;
+    }
   }
 
   // Would it fit without its required gang constraint?
