@@ -20,7 +20,21 @@ void AppendKey(std::string& out, std::string_view key) {
   if (key.size() > kMaxKey) out += "...";
 }
 
-// Why get_int64() failed on `value`: not a number, a fraction or exponent, or out of range.
+// True when `token` (a raw JSON token, maybe followed by whitespace) is a JSON integer: an
+// optional minus, then 0 or a digit 1-9 followed by digits, and no fraction or exponent.
+bool IsIntegerToken(std::string_view token) {
+  while (!token.empty() && (token.back() == ' ' || token.back() == '\t' || token.back() == '\n' ||
+                            token.back() == '\r')) {
+    token.remove_suffix(1);
+  }
+  if (!token.empty() && token.front() == '-') token.remove_prefix(1);
+  if (token.empty() || (token.front() == '0' && token.size() > 1)) return false;
+  return std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Why get_int64() failed on `value`: not a number, a fraction or exponent, or out of range. An
+// integer token that does not fit, however many digits it has and whatever its sign, is "out of
+// range": it is valid JSON (RFC 8259 sets no limit), only not a value the format can hold.
 absl::Status IntegerError(JsonValue& value, const Path& path, simdjson::error_code error) {
   if (error != simdjson::INCORRECT_TYPE && error != simdjson::NUMBER_OUT_OF_RANGE &&
       error != simdjson::NUMBER_ERROR) {
@@ -30,21 +44,46 @@ absl::Status IntegerError(JsonValue& value, const Path& path, simdjson::error_co
   if (value.type().get(type) != simdjson::SUCCESS || type != json_type::number) {
     return PathError(path, "expected an integer");
   }
-  number_type kind;
-  if (auto kind_error = value.get_number_type().get(kind); kind_error != simdjson::SUCCESS) {
-    // Digits too many for any 64-bit type (simdjson does not keep big integers).
-    if (kind_error == simdjson::NUMBER_ERROR) {
-      const std::string_view raw = value.raw_json_token();
-      if (raw.find_first_of(".eE") == std::string_view::npos) {
-        return PathError(path, "integer out of range (must fit in 64 bits)");
-      }
-    }
-    return ValueError(path, kind_error, "an integer");
-  }
-  if (kind == number_type::unsigned_integer || error == simdjson::NUMBER_OUT_OF_RANGE) {
+  if (IsIntegerToken(value.raw_json_token())) {
     return PathError(path, "integer out of range (must fit in 64 bits)");
   }
+  number_type kind;
+  if (auto kind_error = value.get_number_type().get(kind); kind_error != simdjson::SUCCESS) {
+    return ValueError(path, kind_error, "an integer");
+  }
   return PathError(path, "expected an integer");
+}
+
+// True when the text nests arrays and objects more than kMaxDepth deep (strings skipped). Run
+// only when a read has failed, so that a too-deep document is reported as invalid JSON whatever
+// the walk met first, at no cost to documents that read.
+constexpr int kMaxDepth = 1024;
+
+bool NestedTooDeep(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+absl::Status TooDeepError() {
+  return absl::InvalidArgumentError(
+      fmt::format("invalid JSON: nesting deeper than {} arrays and objects", kMaxDepth));
 }
 
 }  // namespace
@@ -243,8 +282,10 @@ absl::Status ReadReplicaPlacement(JsonValue value, const Path& path, ReplicaPlac
   });
 }
 
-absl::Status ReadRoot(simdjson::padded_string_view json,
-                      const std::function<absl::Status(JsonObject&, const Path&)>& read) {
+namespace {
+
+absl::Status ReadRootObject(simdjson::padded_string_view json,
+                            const std::function<absl::Status(JsonObject&, const Path&)>& read) {
   const Path root;
   simdjson::ondemand::parser parser;
   simdjson::ondemand::document doc;
@@ -270,6 +311,15 @@ absl::Status ReadRoot(simdjson::padded_string_view json,
     return absl::InvalidArgumentError("invalid JSON: content after the end of the document");
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ReadRoot(simdjson::padded_string_view json,
+                      const std::function<absl::Status(JsonObject&, const Path&)>& read) {
+  absl::Status status = ReadRootObject(json, read);
+  if (!status.ok() && NestedTooDeep(json)) return TooDeepError();
+  return status;
 }
 
 }  // namespace gpupool::io::internal

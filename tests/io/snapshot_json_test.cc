@@ -1,4 +1,5 @@
 // The snapshot format: round trips, defaults, canonical bytes and every error message.
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -390,6 +391,67 @@ TEST(SnapshotJsonTest, ErrorsNameThePathAndTheProblem) {
     EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(parsed.status().message(), c.message);
   }
+}
+
+// An integer token too large for 64 bits, in either direction and however long, is "out of
+// range" (it is valid JSON), as the error table of snapshot-format.md says; a fraction or an
+// exponent is a type error.
+TEST(SnapshotJsonTest, IntegersBeyond64BitsAreOutOfRangeNotInvalidJsonOrWrongType) {
+  const ErrorCase kCases[] = {
+      {R"({"now": 100000000000000000000000000000})",
+       "now: integer out of range (must fit in 64 bits)"},
+      {R"({"now": -9223372036854775809})", "now: integer out of range (must fit in 64 bits)"},
+      {R"({"now": 18446744073709551616})", "now: integer out of range (must fit in 64 bits)"},
+      {R"({"now": -100000000000000000000000000000 })",
+       "now: integer out of range (must fit in 64 bits)"},
+      {R"({"queues": [{"id": "q", "priority": -9223372036854775809}]})",
+       "queues[0].priority: integer out of range (must fit in 64 bits)"},
+      {R"({"now": 1.0})", "now: expected an integer"},
+      {R"({"now": -1e30})", "now: expected an integer"},
+  };
+  for (const ErrorCase& c : kCases) {
+    SCOPED_TRACE(c.json);
+    absl::StatusOr<Snapshot> parsed = ParseSnapshot(c.json);
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(parsed.status().message(), c.message);
+  }
+  absl::StatusOr<Snapshot> extremes =
+      ParseSnapshot(R"({"now": -9223372036854775808, "nodes": []})");
+  ASSERT_TRUE(extremes.ok()) << extremes.status();
+  EXPECT_EQ(extremes->now, std::numeric_limits<int64_t>::min());
+}
+
+// Nesting deeper than 1,024 arrays and objects is invalid JSON, and that wins over the type error
+// the walk would meet first ("(root): expected an object", "now: expected an integer").
+TEST(SnapshotJsonTest, NestingDeeperThan1024IsInvalidJsonBeforeAnyTypeError) {
+  const std::string kTooDeep = "invalid JSON: nesting deeper than 1024 arrays and objects";
+  const std::string kInputs[] = {
+      std::string(1025, '[') + std::string(1025, ']'),
+      std::string(100000, '['),
+      R"({"now": )" + std::string(1024, '[') + std::string(1024, ']') + "}",
+      R"({"nodes": [{"id": "n", "labels": {"k": )" + std::string(2000, '{') + "}]}",
+      R"({"jobs": [], "x": )" + std::string(1100, '[') + std::string(1100, ']') + "}",
+  };
+  for (const std::string& input : kInputs) {
+    SCOPED_TRACE(input.substr(0, 60));
+    absl::StatusOr<Snapshot> parsed = ParseSnapshot(input);
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(parsed.status().message(), kTooDeep);
+    EXPECT_EQ(ParsePolicy(input).status().message(), kTooDeep);
+    EXPECT_EQ(ParseDecisions(input).status().message(), kTooDeep);
+  }
+  // Exactly 1,024 deep is not too deep: the type error is reported.
+  absl::StatusOr<Snapshot> deep = ParseSnapshot(R"({"now": )" + std::string(1023, '[') +
+                                                std::string(1023, ']') + "}");
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.status().message(), "now: expected an integer");
+  // Brackets inside strings do not count.
+  absl::StatusOr<Snapshot> in_string =
+      ParseSnapshot(R"({"nodes": [{"id": ")" + std::string(3000, '[') + R"(\"}"}], "now": "x"})");
+  ASSERT_FALSE(in_string.ok());
+  EXPECT_EQ(in_string.status().message(), "now: expected an integer");
 }
 
 TEST(SnapshotJsonTest, UnknownEnumNamesAreQuotedShort) {

@@ -20,7 +20,8 @@
 //   jobs[2]: missing required field "queue"
 //
 // Malformed JSON (truncated, bad UTF-8, nesting deeper than 1024 levels) gives
-// "invalid JSON: ..." with the parser's reason. The readers never crash and never throw, whatever
+// "invalid JSON: ..." with the parser's reason; too-deep nesting wins over any other error. An
+// integer that does not fit its field, however many digits it has, gives "integer out of range". The readers never crash and never throw, whatever
 // the input. They check the shape of the document only: whether the snapshot makes sense
 // (unique ids, known references, quantities in range) is ValidateSnapshot()'s job (schedule.h).
 //
