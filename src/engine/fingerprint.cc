@@ -6,11 +6,12 @@
 #include <vector>
 
 #include "fmt/format.h"
+#include "internal/hash.h"
 
 namespace gpupool::internal {
 namespace {
 
-// Mixes 64-bit words (the splitmix64 finaliser after each), strings 8 bytes at a time,
+// Mixes 64-bit words (internal/hash.h, one HashCombine each), strings 8 bytes at a time,
 // assembled little-endian by hand so the value is the same on every platform.
 class Hasher {
  public:
@@ -35,12 +36,7 @@ class Hasher {
   uint64_t value() const { return h_; }
 
  private:
-  void Word(uint64_t w) {
-    uint64_t z = (h_ ^ w) + 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    h_ = z ^ (z >> 31);
-  }
+  void Word(uint64_t w) { h_ = HashCombine(h_, w); }
   uint64_t h_ = 0x6a09e667f3bcc908ULL;
 };
 
@@ -195,7 +191,7 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
   h.Int(policy.preemption.reclaim_across_queues ? 1 : 0);
   // Hashed only when it is not the default, so that fingerprints of policies that leave it
   // unset are those of before the option existed.
-  if (policy.preemption.victim_order != VictimOrder::kCheapestFirst) {
+  if (policy.preemption.victim_order != PreemptionOptions{}.victim_order) {
     h.Int(static_cast<int64_t>(policy.preemption.victim_order));
   }
   if (policy.preemption.reclaim_lower_priority_only) h.Str("reclaim_lower_priority_only");
@@ -206,6 +202,11 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
   }
   h.Int(policy.budgets.max_candidates);
   h.Int(policy.budgets.max_preemption_plans);
+  // Hashed only when it is not the default (2,000), as above.
+  if (policy.budgets.max_counterfactual_plans != Budgets{}.max_counterfactual_plans) {
+    h.Str("max_counterfactual_plans");
+    h.Int(policy.budgets.max_counterfactual_plans);
+  }
   return fmt::format("{:016x}", h.value());
 }
 
