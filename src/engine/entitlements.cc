@@ -70,12 +70,11 @@ Entitlements::Entitlements(const SnapshotIndex& index, const WorkingState& state
     if (info.queue == kNone) continue;
     const size_t row = static_cast<size_t>(info.queue) * models;
     if (info.job->state == JobState::kRunning && info.models.size() <= 1) {
-      for (const ReplicaPlacement& p : info.job->placements) {
-        const int32_t n = index.FindNode(p.node);
-        const int32_t g = index.FindGroup(j, p.group);
-        if (n == kNone || g == kNone || index.node_model(n) == kNone) continue;
-        const int64_t milli = info.job->groups[g].request.gpu_milli;
-        int64_t& cell = input.demand_milli[row + index.node_model(n)];
+      for (const RunningPlacement& p : info.placements) {
+        const int32_t model = index.node_model(p.node);
+        if (model == kNone) continue;
+        const int64_t milli = info.job->groups[p.group].request.gpu_milli;
+        int64_t& cell = input.demand_milli[row + model];
         cell = SaturatingAdd(cell, milli);
       }
       continue;

@@ -14,12 +14,8 @@ Reserver::Reserver(const SnapshotIndex& index, WorkingState& state, Placer& plac
       started_now_(index.job_count(), 0),
       held_(index.node_count(), 0) {
   for (int32_t j = 0; j < index.job_count(); ++j) {
-    const Job& job = *index.job(j).job;
-    if (job.state != JobState::kRunning) continue;
-    for (const ReplicaPlacement& p : job.placements) {
-      const int32_t n = index.FindNode(p.node);
-      if (n == kNone) continue;
-      std::vector<int32_t>& on = jobs_on_node_[n];
+    for (const RunningPlacement& p : index.job(j).placements) {
+      std::vector<int32_t>& on = jobs_on_node_[p.node];
       if (on.empty() || on.back() != j) on.push_back(j);
     }
   }

@@ -316,6 +316,21 @@ void SnapshotIndex::IndexJobs() {
         break;
       }
     }
+    // Validation checked every reference of a running placement (node, group, GPUs).
+    info.placements.reserve(job.placements.size());
+    for (const ReplicaPlacement& p : job.placements) {
+      RunningPlacement& placement = info.placements.emplace_back();
+      placement.node = FindNode(p.node);
+      placement.group = FindGroup(static_cast<int32_t>(j), p.group);
+      placement.replica = p.replica;
+      GPUPOOL_CHECK(placement.node != kNone && placement.group != kNone);
+      placement.gpus.reserve(p.gpus.size());
+      for (int32_t gpu_index : p.gpus) {
+        const int32_t g = FindGpu(placement.node, gpu_index);
+        GPUPOOL_CHECK(g != kNone);
+        placement.gpus.push_back(g);
+      }
+    }
   }
 }
 

@@ -20,6 +20,16 @@ namespace gpupool::internal {
 inline constexpr int64_t kNoLimit = std::numeric_limits<int64_t>::max();
 inline constexpr int32_t kNone = -1;
 
+// One replica of a running job, resolved to indices once, here, so that no later stage looks
+// its strings up again.
+struct RunningPlacement {
+  int32_t node = kNone;   // node index
+  int32_t group = kNone;  // index in job->groups
+  int32_t replica = 0;
+  // Flat GPU indices (SnapshotIndex::gpu_*), in the order the placement lists its GPUs.
+  std::vector<int32_t> gpus;
+};
+
 // A per-job summary the placement stage needs again and again.
 struct JobInfo {
   const Job* job = nullptr;
@@ -41,6 +51,8 @@ struct JobInfo {
   // Indices of the job's groups sorted by group name: the canonical group order, so that the
   // order in which the host lists a job's groups changes nothing.
   std::vector<int32_t> groups_by_name;
+  // A running job's placements, aligned with job->placements; empty for a pending job.
+  std::vector<RunningPlacement> placements;
 };
 
 class SnapshotIndex {

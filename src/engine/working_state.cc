@@ -51,23 +51,15 @@ WorkingState::WorkingState(const SnapshotIndex& index, int key_sign)
 }
 
 void WorkingState::AddRunningJob(int32_t j) {
-  const Job& job = *index_.job(j).job;
-  for (const ReplicaPlacement& placement : job.placements) {
-    const int32_t n = index_.FindNode(placement.node);
-    const int32_t group = index_.FindGroup(j, placement.group);
-    GPUPOOL_CHECK(n != kNone && group != kNone);
-    const ResourceRequest& request = job.groups[group].request;
-    std::vector<int32_t> gpus;
-    for (int32_t gpu_index : placement.gpus) {
-      const int32_t g = index_.FindGpu(n, gpu_index);
-      GPUPOOL_CHECK(g != kNone);
-      gpus.push_back(g);
-    }
-    Allocate(j, n, gpus, request.MilliPerGpu(), request.gpu_memory_mib, request.cpu_milli,
-             request.memory_mib);
+  const JobInfo& info = index_.job(j);
+  for (const RunningPlacement& placement : info.placements) {
+    const ResourceRequest& request = info.job->groups[placement.group].request;
+    Allocate(j, placement.node, placement.gpus, request.MilliPerGpu(), request.gpu_memory_mib,
+             request.cpu_milli, request.memory_mib);
     if (held_.empty()) held_.resize(index_.job_count());
-    held_[j].push_back(Held{n, std::move(gpus), request.MilliPerGpu(), request.gpu_memory_mib,
-                            request.cpu_milli, request.memory_mib, group, placement.replica});
+    held_[j].push_back(Held{placement.node, placement.gpus, request.MilliPerGpu(),
+                            request.gpu_memory_mib, request.cpu_milli, request.memory_mib,
+                            placement.group, placement.replica});
   }
   Commit();
 }
