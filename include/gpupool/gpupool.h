@@ -7,6 +7,7 @@
 #include "gpupool/explain.h"
 #include "gpupool/gpu_model.h"
 #include "gpupool/job.h"
+#include "gpupool/metrics.h"
 #include "gpupool/node.h"
 #include "gpupool/placement_scorer.h"
 #include "gpupool/policy.h"

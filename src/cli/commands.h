@@ -30,11 +30,15 @@ void RegisterValidateCommand(CLI::App& app, int* exit_code);
 void RegisterScheduleCommand(CLI::App& app, int* exit_code);
 void RegisterExplainCommand(CLI::App& app, int* exit_code);
 void RegisterSimulateCommand(CLI::App& app, int* exit_code);
+void RegisterMetricsCommand(CLI::App& app, int* exit_code);
 
 // Helpers shared by the commands (common.cc).
 
 // Prints "gpupool: <message>" on one line of stderr (newlines in `message` become spaces).
 void PrintError(const std::string& message);
+// Writes `text` to `path` ("-" or empty: stdout). Returns false on any I/O error.
+bool WriteOutput(const std::string& path, const std::string& text);
+
 // Prints the status's message the same way.
 void PrintError(const absl::Status& status);
 

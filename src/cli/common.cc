@@ -16,6 +16,18 @@ void PrintError(const std::string& message) {
   std::fprintf(stderr, "gpupool: %s\n", line.c_str());
 }
 
+// Writes `text` to `path` ("-" or empty: stdout). Returns false on any I/O error.
+bool WriteOutput(const std::string& path, const std::string& text) {
+  if (path.empty() || path == "-") {
+    return std::fwrite(text.data(), 1, text.size(), stdout) == text.size() &&
+           std::fflush(stdout) == 0;
+  }
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  if (file == nullptr) return false;
+  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
+  return std::fclose(file) == 0 && written;
+}
+
 void PrintError(const absl::Status& status) { PrintError(std::string(status.message())); }
 
 absl::StatusOr<Snapshot> LoadValidSnapshot(const std::string& path) {

@@ -16,18 +16,6 @@ struct ScheduleArgs {
   std::string out_path;
 };
 
-// Writes `text` to `path` ("-" or empty: stdout). Returns false on any I/O error.
-bool WriteOutput(const std::string& path, const std::string& text) {
-  if (path.empty() || path == "-") {
-    return std::fwrite(text.data(), 1, text.size(), stdout) == text.size() &&
-           std::fflush(stdout) == 0;
-  }
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  if (file == nullptr) return false;
-  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
-  return std::fclose(file) == 0 && written;
-}
-
 int RunSchedule(const ScheduleArgs& args) {
   absl::StatusOr<ScheduledSnapshot> scheduled =
       LoadAndSchedule(args.snapshot_path, args.policy_path);
