@@ -7,21 +7,19 @@
 // past the starvation bound that still cannot start (reserve.h), and give every job left pending
 // its reason. Backfill into held capacity and consolidation come with later issues.
 //
-// Equivalence classes of jobs: between preemptions capacity only shrinks, so a job identical in
-// everything placement looks at (queue, groups, requests, constraints) to one that already failed
-// fails too, for the same reason. Such jobs are answered from a table in O(1), which keeps a cycle
-// with many identical pending jobs about linear in their number.
+// Jobs identical to one that already failed are answered from an EquivalenceCache in O(1)
+// (equivalence.h).
 #include "gpupool/schedule.h"
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
 #include "entitlements.h"
+#include "equivalence.h"
 #include "fingerprint.h"
 #include "internal/check.h"
 #include "order.h"
@@ -33,57 +31,6 @@
 
 namespace gpupool {
 namespace {
-
-// Everything about a job that placement depends on: its queue and its groups in canonical
-// order. Two jobs with equal shapes are placed (or refused) identically.
-bool SameGroupShape(const TaskGroup& a, const TaskGroup& b) {
-  return a.name == b.name && a.replicas == b.replicas && a.MinReplicas() == b.MinReplicas() &&
-         a.request == b.request && a.gpu_models == b.gpu_models &&
-         a.topology.replica_scope == b.topology.replica_scope &&
-         a.topology.replica_strictness == b.topology.replica_strictness &&
-         a.topology.gang_level == b.topology.gang_level &&
-         a.topology.gang_strictness == b.topology.gang_strictness;
-}
-
-// With preemption on, a job's priority decides which victims it may take, so it is part of the
-// shape.
-bool SameShape(const internal::JobInfo& a, const internal::JobInfo& b, bool with_priority) {
-  if (a.queue != b.queue || a.groups_by_name.size() != b.groups_by_name.size()) return false;
-  if (with_priority && a.job->priority != b.job->priority) return false;
-  for (size_t i = 0; i < a.groups_by_name.size(); ++i) {
-    if (!SameGroupShape(a.job->groups[a.groups_by_name[i]], b.job->groups[b.groups_by_name[i]])) {
-      return false;
-    }
-  }
-  return true;
-}
-
-uint64_t ShapeHash(const internal::JobInfo& info, bool with_priority) {
-  uint64_t h = 0x9e3779b97f4a7c15ULL;
-  auto add = [&h](uint64_t v) {
-    uint64_t z = (h ^ v) + 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    h = z ^ (z >> 31);
-  };
-  add(static_cast<uint64_t>(info.queue));
-  if (with_priority) add(static_cast<uint64_t>(info.job->priority));
-  for (int32_t g : info.groups_by_name) {
-    const TaskGroup& group = info.job->groups[g];
-    add(std::hash<std::string>()(group.name));
-    add(static_cast<uint64_t>(group.replicas));
-    add(static_cast<uint64_t>(group.MinReplicas()));
-    add(static_cast<uint64_t>(group.request.gpu_milli));
-    add(static_cast<uint64_t>(group.request.gpu_memory_mib));
-    add(static_cast<uint64_t>(group.request.cpu_milli));
-    add(static_cast<uint64_t>(group.request.memory_mib));
-    add(group.gpu_models.size());
-    add(static_cast<uint64_t>(group.topology.replica_scope) * 4 +
-        static_cast<uint64_t>(group.topology.replica_strictness) * 2 +
-        static_cast<uint64_t>(group.topology.gang_strictness));
-  }
-  return h;
-}
 
 // Puts `items` in job-id order. `jobs[i]` is the dense index of items[i]'s job, and dense
 // indices are in id order, so integers are compared instead of strings.
@@ -131,9 +78,7 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
   // Stage 6 runs inside the loop: a job that does not place may evict lower-priority work.
   const bool preemption = policy.preemption.enabled;
   internal::PreemptionPlanner planner(index, state, placer, entitlements, policy, counters);
-  // Failed shapes: hash -> (representative job, its pending decision). The hash only narrows
-  // the search; equality is checked field by field, and nothing is iterated in hash order.
-  absl::flat_hash_map<uint64_t, std::vector<std::pair<int32_t, size_t>>> failed_shapes;
+  internal::EquivalenceCache failed_shapes(index, preemption);
   internal::Reserver reserver(index, state, placer);
   std::vector<int32_t> start_jobs, pending_jobs, preempt_jobs, reserve_jobs, resize_jobs;
   const int64_t now = snapshot.now;
@@ -152,19 +97,13 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
       pending_jobs.push_back(j);
       continue;
     }
-    const uint64_t shape = ShapeHash(info, preemption);
-    if (auto it = failed_shapes.find(shape); it != failed_shapes.end()) {
-      auto same = std::find_if(it->second.begin(), it->second.end(), [&](const auto& entry) {
-        return SameShape(index.job(entry.first), info, preemption);
-      });
-      if (same != it->second.end()) {
-        ++counters.equivalence_hits;
-        PendingDecision pending = decisions.pending[same->second];
-        pending.job = info.job->id;
-        decisions.pending.push_back(std::move(pending));
-        pending_jobs.push_back(j);
-        continue;
-      }
+    if (std::optional<size_t> same = failed_shapes.FindFailure(j)) {
+      ++counters.equivalence_hits;
+      PendingDecision pending = decisions.pending[*same];
+      pending.job = info.job->id;
+      decisions.pending.push_back(std::move(pending));
+      pending_jobs.push_back(j);
+      continue;
     }
     auto placements = placer.TryStart(j);
     state.Commit();
@@ -192,12 +131,12 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
         decisions.starts.push_back(StartDecision{info.job->id, std::move(plan->placements)});
         start_jobs.push_back(j);
         // Capacity grew where the victims were: earlier failures no longer prove anything.
-        failed_shapes.clear();
+        failed_shapes.Clear();
         continue;
       }
     }
     // Stage 9: the reason, computed once per shape.
-    failed_shapes[shape].emplace_back(j, decisions.pending.size());
+    failed_shapes.RecordFailure(j, decisions.pending.size());
     PendingDecision pending = placer.Diagnose(j);
     if (pending.reason == PendingReason::kInsufficientCapacity ||
         pending.reason == PendingReason::kFragmentation ||
