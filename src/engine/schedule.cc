@@ -62,8 +62,7 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
   decisions.input_fingerprint = internal::Fingerprint(index, policy);
 
   // Stage 2: working state, with running work in place.
-  const int key_sign = policy.placement == PlacementStrategy::kSpread ? -1 : 1;
-  internal::WorkingState state(index, key_sign);
+  internal::WorkingState state(index, policy);
   for (int32_t j = 0; j < index.job_count(); ++j) {
     if (index.job(j).job->state == JobState::kRunning) state.AddRunningJob(j);
   }

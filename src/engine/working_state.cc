@@ -6,8 +6,8 @@
 
 namespace gpupool::internal {
 
-WorkingState::WorkingState(const SnapshotIndex& index, int key_sign)
-    : index_(index), key_sign_(key_sign) {
+WorkingState::WorkingState(const SnapshotIndex& index, const Policy& policy)
+    : index_(index), key_sign_(policy.placement == PlacementStrategy::kSpread ? -1 : 1) {
   const int32_t g_count = index.gpu_count();
   const int32_t n_count = index.node_count();
   gpu_free_milli_.assign(g_count, 0);

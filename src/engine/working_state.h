@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/container/btree_set.h"
+#include "gpupool/policy.h"
 #include "snapshot_index.h"
 
 namespace gpupool::internal {
@@ -39,8 +40,9 @@ inline constexpr int64_t kMixedTenants = -2;
 
 class WorkingState {
  public:
-  // `key_sign` is +1 (index ascending in free capacity: best-fit) or -1 (descending: spread).
-  WorkingState(const SnapshotIndex& index, int key_sign);
+  // The ordered node index follows `policy.placement`: ascending in free capacity (best-fit,
+  // first-fit), or descending (spread). `index` must outlive the state.
+  WorkingState(const SnapshotIndex& index, const Policy& policy);
 
   // Adds a running job's placements (validated) to the state. Not undoable; call before any
   // transaction.
@@ -113,6 +115,7 @@ class WorkingState {
 
   // The ordered index of open nodes of model m (index_.model_count() for CPU-only nodes).
   const absl::btree_set<NodeKey>& ordered_nodes(int32_t m) const { return ordered_[m]; }
+  // +1 when the ordered index is ascending in free capacity, -1 when descending (spread).
   int key_sign() const { return key_sign_; }
 
  private:
