@@ -82,6 +82,12 @@ std::optional<std::vector<ReplicaPlacement>> Placer::TryStart(int32_t j) {
   return std::nullopt;
 }
 
+std::optional<std::vector<ReplicaPlacement>> Placer::Start(int32_t j) {
+  auto placements = TryStart(j);
+  state_.Commit();
+  return placements;
+}
+
 bool Placer::PlaceGang(int32_t j, int32_t model) {
   const JobInfo& info = index_.job(j);
   if (info.gang_level == kNone) return PlaceInScope(j, model, Scope{});

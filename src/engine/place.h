@@ -42,6 +42,9 @@ class Placer {
   // caller commits, or rolls back to a mark taken before). On failure the state is unchanged and
   // `Diagnose()` explains why.
   std::optional<std::vector<ReplicaPlacement>> TryStart(int32_t j);
+  // Stage 5 as a transaction of its own: TryStart(), then the working state committed. For the
+  // cycle's conductor; callers that simulate (preemption, reservations) use TryStart().
+  std::optional<std::vector<ReplicaPlacement>> Start(int32_t j);
 
   // The pending decision for job j, which TryStart() has just failed to place.
   PendingDecision Diagnose(int32_t j);

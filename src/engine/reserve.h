@@ -41,7 +41,8 @@ class Reserver {
 
   // For pending job j, which has just failed to start: holds capacity for it where it can start
   // soonest and returns the decision; nullopt when it could not start even on an empty pool.
-  // Commits the working state.
+  // A transaction of its own: what it holds is committed; with nothing held, the working state is
+  // as it was.
   std::optional<ReserveDecision> Reserve(int32_t j);
 
   // Is node n held for a reservation made in this cycle?

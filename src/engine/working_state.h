@@ -2,9 +2,10 @@
 //
 // Free capacity per GPU, per node and per topology domain, queue usage per GPU model, and the
 // isolation tenants present on each GPU and node, all in flat integer arrays indexed by the dense
-// numbering of SnapshotIndex. Placing a gang or trying a plan is a transaction: Mark() returns a
-// point to come back to, Rollback() undoes every write since, exactly, from an undo log. Writes
-// go through Set() only, so nothing escapes the log.
+// numbering of SnapshotIndex. Placing a gang or trying a plan is a transaction: Checkpoint()
+// returns a Mark to come back to, Rollback() undoes every write since, exactly, from an undo log,
+// and Commit() forgets the log once a stage step is done (each step commits its own: see
+// schedule.cc). Writes go through Set() only, so nothing escapes the log.
 //
 // Nodes that can take new work are also kept in one ordered index per GPU model (plus one for
 // CPU-only nodes), keyed by (free milli-GPUs, free CPU, topology rank) with a sign chosen by the
