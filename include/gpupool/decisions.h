@@ -108,8 +108,11 @@ struct QueueShare {
   // What its running jobs hold, and what its running and pending jobs want.
   int64_t usage_milli = 0;
   int64_t demand_milli = 0;
-  // Its guarantee for this model (as configured).
+  // Its guarantee for this model: as configured, or 0 while the queue is over budget.
   int64_t guaranteed_milli = 0;
+  // The queue, or a queue above it, has spent its GPU-hour budget (Queue::OverOwnBudget): its
+  // guarantees count as 0 this cycle.
+  bool over_budget = false;
 };
 
 // Work done by the cycle, in deterministic units (no wall time).

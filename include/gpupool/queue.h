@@ -46,10 +46,24 @@ struct Queue {
   // May others use its unused guarantee?
   bool can_lend = true;
   Isolation isolation = Isolation::kNone;
-  // Optional GPU-hour budget per accounting period and decayed usage so far, in milli-GPU-seconds.
-  // Carried for accounting and later fair-share stages.
+  // GPU-hour budget (docs/budgets.md): the GPU time the queue and all its
+  // descendants together may use per accounting period, in milli-GPU-seconds (3,600,000 = one
+  // GPU-hour), and what they have used of it so far in the current period (the host's ledger
+  // says; the host resets it when a period starts). Unset: no budget.
+  // A queue is over budget when budget_used_milli_gpu_seconds >= budget_milli_gpu_seconds; then
+  // it and every queue below it lose their guarantees for the cycle (they run only on what fair
+  // share gives them beyond guarantees, i.e. on idle GPUs, if they may borrow), their running
+  // jobs are the first victims of reclaim by other queues, and their pending jobs say so.
   std::optional<int64_t> budget_milli_gpu_seconds;
+  int64_t budget_used_milli_gpu_seconds = 0;
+  // Decayed past usage in milli-GPU-seconds, which lowers the queue's over-quota weight when the
+  // policy sets fair_share.usage_half_life_s (docs/fair-share.md). Not used by budgets.
   int64_t decayed_usage_milli_gpu_seconds = 0;
+  // True when this queue's own budget is spent (ancestors' budgets not considered).
+  bool OverOwnBudget() const {
+    return budget_milli_gpu_seconds.has_value() &&
+           budget_used_milli_gpu_seconds >= *budget_milli_gpu_seconds;
+  }
 };
 
 }  // namespace gpupool

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "fair_share.h"
+#include "fmt/format.h"
 #include "internal/saturating.h"
 
 namespace gpupool::internal {
@@ -33,6 +34,18 @@ Entitlements::Entitlements(const SnapshotIndex& index, const WorkingState& state
   input.decayed_usage.assign(queues, 0);
   input.half_life_s = policy.fair_share.usage_half_life_s;
 
+  // The nearest queue at or above each queue whose GPU-hour budget is spent (the parents form a
+  // forest, checked by validation, so every walk ends).
+  budget_queue_.assign(queues, kNone);
+  for (int32_t q = 0; q < queues; ++q) {
+    for (int32_t up = q; up != kNone; up = index.queue_parent(up)) {
+      if (index.queue(up).OverOwnBudget()) {
+        budget_queue_[q] = up;
+        break;
+      }
+    }
+  }
+
   for (int32_t q = 0; q < queues; ++q) {
     const Queue& queue = index.queue(q);
     input.parent[q] = index.queue_parent(q);
@@ -47,8 +60,9 @@ Entitlements::Entitlements(const SnapshotIndex& index, const WorkingState& state
     for (const Quota& quota : queue.quotas) {
       const int32_t slot = quota.gpu_model == kAnyGpuModel ? any : index.FindModel(quota.gpu_model);
       if (slot == kNone) continue;
-      input.guaranteed_milli[At(q, slot)] = quota.guaranteed_milli;
-      guaranteed_[At(q, slot)] = quota.guaranteed_milli;
+      const int64_t guaranteed = over_budget(q) ? 0 : quota.guaranteed_milli;
+      input.guaranteed_milli[At(q, slot)] = guaranteed;
+      guaranteed_[At(q, slot)] = guaranteed;
       if (quota.limit_milli) input.limit_milli[At(q, slot)] = *quota.limit_milli;
       if (slot != any) input.weight[At(q, slot)] = quota.over_quota_weight;
     }
@@ -106,6 +120,33 @@ Entitlements::Entitlements(const SnapshotIndex& index, const WorkingState& state
   }
 }
 
+namespace {
+
+// Milli-GPU-seconds as GPU-hours with two decimals, rounded down ("12.50").
+std::string GpuHours(int64_t milli_gpu_seconds) {
+  const int64_t centi = milli_gpu_seconds / 36'000;  // 3,600,000 milli-GPU-s = 1 GPU-hour
+  return fmt::format("{}.{:02}", centi / 100, centi % 100);
+}
+
+}  // namespace
+
+void Entitlements::ExplainBudgets(std::vector<PendingDecision>& pending) const {
+  for (PendingDecision& decision : pending) {
+    const int32_t j = index_.FindJob(decision.job);
+    if (j == kNone || index_.job(j).queue == kNone) continue;
+    const int32_t q = index_.job(j).queue;
+    const int32_t spent = budget_queue_[q];
+    if (spent == kNone) continue;
+    const Queue& queue = index_.queue(spent);
+    decision.detail += fmt::format(
+        "; queue {} is over its GPU-hour budget ({} of {} GPU-hours used this period), so {} no "
+        "guarantee: its jobs run only on idle GPUs and are the first reclaimed",
+        queue.id, GpuHours(queue.budget_used_milli_gpu_seconds),
+        GpuHours(*queue.budget_milli_gpu_seconds),
+        spent == q ? "it has" : fmt::format("queue {} has", index_.queue(q).id));
+  }
+}
+
 std::vector<QueueShare> Entitlements::Report() const {
   std::vector<QueueShare> rows;
   const int32_t any = index_.any_model_slot();
@@ -123,6 +164,7 @@ std::vector<QueueShare> Entitlements::Report() const {
       row.usage_milli = usage_[at];
       row.demand_milli = demand_[at];
       row.guaranteed_milli = guaranteed_[at];
+      row.over_budget = over_budget(q);
       rows.push_back(std::move(row));
     }
   }

@@ -9,6 +9,12 @@
 // job, its whole request (every group at its full replica count) on the first model it accepts
 // that the pool has. A job that accepts several models thus asks for its first choice, which is
 // where the placement stage tries it first.
+//
+// GPU-hour budgets: a queue over its budget, or below a queue over its budget
+// (Queue::OverOwnBudget), has its guarantees taken as 0 for the cycle, in fair share and in the
+// preemption rules alike: it keeps only what the surplus gives it (idle GPUs, if it may
+// borrow), and nothing protects its running work from reclaim. guaranteed() is that effective
+// guarantee; Report() says so through QueueShare::over_budget.
 #ifndef GPUPOOL_ENTITLEMENTS_H_
 #define GPUPOOL_ENTITLEMENTS_H_
 
@@ -30,9 +36,18 @@ class Entitlements {
   int64_t usage(int32_t q, int32_t slot) const { return usage_[At(q, slot)]; }
   int64_t demand(int32_t q, int32_t slot) const { return demand_[At(q, slot)]; }
   int64_t guaranteed(int32_t q, int32_t slot) const { return guaranteed_[At(q, slot)]; }
+  // Whether queue q, or a queue above it, is over its GPU-hour budget; and which one (the
+  // nearest, q itself first), kNone when neither.
+  bool over_budget(int32_t q) const { return budget_queue_[q] != kNone; }
+  int32_t budget_queue(int32_t q) const { return budget_queue_[q]; }
 
   // The rows for Decisions::queue_shares.
   std::vector<QueueShare> Report() const;
+
+  // Appends to the detail of each pending job whose queue is over budget (over_budget()) one
+  // sentence saying so, with the budget's queue and figures in GPU-hours. Every pending job
+  // must be a job of the index.
+  void ExplainBudgets(std::vector<PendingDecision>& pending) const;
 
  private:
   size_t At(int32_t q, int32_t slot) const {
@@ -42,6 +57,7 @@ class Entitlements {
   const SnapshotIndex& index_;
   size_t slots_;
   std::vector<int64_t> entitlement_, usage_, demand_, guaranteed_;
+  std::vector<int32_t> budget_queue_;
 };
 
 }  // namespace gpupool::internal

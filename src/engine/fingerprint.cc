@@ -125,6 +125,11 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
     h.Int(static_cast<int64_t>(queue.isolation));
     h.Opt(queue.budget_milli_gpu_seconds);
     h.Int(queue.decayed_usage_milli_gpu_seconds);
+    // Hashed only when set, so that fingerprints of snapshots without budgets stay as they were.
+    if (queue.budget_used_milli_gpu_seconds != 0) {
+      h.Str("budget_used");
+      h.Int(queue.budget_used_milli_gpu_seconds);
+    }
   }
   h.Int(index.job_count());
   for (int32_t j = 0; j < index.job_count(); ++j) {

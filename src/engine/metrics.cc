@@ -276,7 +276,15 @@ void WriteQueues(const Snapshot& snapshot, const Decisions& decisions, std::stri
                   "GPU-seconds the queue has used of its budget in the current period, as the "
                   "snapshot reports it (queues with a budget only).");
     for (const auto& [id, queue] : budgeted) {
-      family.Sample({{"queue", id}}, Thousandths(queue->decayed_usage_milli_gpu_seconds));
+      family.Sample({{"queue", id}}, Thousandths(queue->budget_used_milli_gpu_seconds));
+    }
+  }
+  {
+    Family family(out, "gpupool_queue_over_budget", "gauge",
+                  "1 when the queue has spent its GPU-time budget for the period (it then has no "
+                  "guarantee and is reclaimed first), else 0 (queues with a budget only).");
+    for (const auto& [id, queue] : budgeted) {
+      family.Sample({{"queue", id}}, int64_t{queue->OverOwnBudget() ? 1 : 0});
     }
   }
 }

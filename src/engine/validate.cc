@@ -240,6 +240,8 @@ class Validator {
       GPUPOOL_RETURN_IF_ERROR(CheckQuantityF(*queue.budget_milli_gpu_seconds,
                                              "queues[{}].budget_milli_gpu_seconds", id));
     }
+    GPUPOOL_RETURN_IF_ERROR(CheckQuantityF(queue.budget_used_milli_gpu_seconds,
+                                           "queues[{}].budget_used_milli_gpu_seconds", id));
     return CheckQuantityF(queue.decayed_usage_milli_gpu_seconds,
                           "queues[{}].decayed_usage_milli_gpu_seconds", id);
   }

@@ -143,6 +143,7 @@ absl::Status ReadQueueShare(JsonValue value, const Path& path, QueueShare& out) 
         return ReadInt64(v, p, out.guaranteed_milli);
     }
   });
+      {"over_budget", ReadMember<&S::over_budget, ReadBool>},
 }
 
 absl::Status ReadCounters(JsonValue value, const Path& path, Counters& out) {

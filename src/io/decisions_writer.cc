@@ -124,6 +124,7 @@ std::string DecisionsToJson(const Decisions& decisions) {
     w.IntField("usage_milli", share.usage_milli);
     w.IntField("demand_milli", share.demand_milli);
     w.IntField("guaranteed_milli", share.guaranteed_milli);
+    if (share.over_budget) w.BoolField("over_budget", true);
     w.EndObject();
   }
   w.EndArray();

@@ -123,6 +123,8 @@ absl::Status ReadQueue(JsonValue value, const Path& path, Queue& out) {
       {"isolation"},
       {"budget_milli_gpu_seconds"},
       {"decayed_usage_milli_gpu_seconds"},
+      {"budget_used_milli_gpu_seconds",
+       ReadMember<&Queue::budget_used_milli_gpu_seconds, ReadInt64>},
   };
   return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {

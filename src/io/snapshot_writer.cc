@@ -73,6 +73,9 @@ void WriteQueue(JsonWriter& w, const Queue& queue) {
   if (queue.budget_milli_gpu_seconds.has_value()) {
     w.IntField("budget_milli_gpu_seconds", *queue.budget_milli_gpu_seconds);
   }
+  if (queue.budget_used_milli_gpu_seconds != 0) {
+    w.IntField("budget_used_milli_gpu_seconds", queue.budget_used_milli_gpu_seconds);
+  }
   w.IntField("decayed_usage_milli_gpu_seconds", queue.decayed_usage_milli_gpu_seconds);
   w.EndObject();
 }

@@ -113,11 +113,12 @@ TEST(MetricsTest, BudgetSeriesOnlyForQueuesWithABudget) {
   Snapshot snapshot = SmallPool();
   snapshot.queues.push_back(Queue{.id = "no-budget"});
   snapshot.queues[0].budget_milli_gpu_seconds = 36'000'000;  // 10 GPU-hours
-  snapshot.queues[0].decayed_usage_milli_gpu_seconds = 1'800'500;
+  snapshot.queues[0].budget_used_milli_gpu_seconds = 1'800'500;
   const std::string text = ScheduleAndRender(snapshot).text;
   const std::vector<std::string> lines = Lines(text);
   EXPECT_THAT(lines, Contains("gpupool_queue_budget_gpu_seconds{queue=\"team-a\"} 36000"));
   EXPECT_THAT(lines, Contains("gpupool_queue_budget_used_gpu_seconds{queue=\"team-a\"} 1800.5"));
+  EXPECT_THAT(lines, Contains("gpupool_queue_over_budget{queue=\"team-a\"} 0"));
   EXPECT_THAT(text, Not(HasSubstr("budget_gpu_seconds{queue=\"no-budget\"}")));
 }
 
