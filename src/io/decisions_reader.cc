@@ -126,7 +126,8 @@ absl::Status ReadPending(JsonValue value, const Path& path, PendingDecision& out
 absl::Status ReadQueueShare(JsonValue value, const Path& path, QueueShare& out) {
   static constexpr FieldSpec kFields[] = {{"queue", true},       {"gpu_model", true},
                                           {"entitlement_milli"}, {"usage_milli"},
-                                          {"demand_milli"},      {"guaranteed_milli"}};
+                                          {"demand_milli"},      {"over_budget"},
+                                          {"guaranteed_milli"}};
   return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
       case 0:
@@ -139,11 +140,12 @@ absl::Status ReadQueueShare(JsonValue value, const Path& path, QueueShare& out) 
         return ReadInt64(v, p, out.usage_milli);
       case 4:
         return ReadInt64(v, p, out.demand_milli);
+      case 5:
+        return ReadBool(v, p, out.over_budget);
       default:
         return ReadInt64(v, p, out.guaranteed_milli);
     }
   });
-      {"over_budget", ReadMember<&S::over_budget, ReadBool>},
 }
 
 absl::Status ReadCounters(JsonValue value, const Path& path, Counters& out) {

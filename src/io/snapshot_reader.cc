@@ -122,9 +122,8 @@ absl::Status ReadQueue(JsonValue value, const Path& path, Queue& out) {
       {"can_lend"},
       {"isolation"},
       {"budget_milli_gpu_seconds"},
+      {"budget_used_milli_gpu_seconds"},
       {"decayed_usage_milli_gpu_seconds"},
-      {"budget_used_milli_gpu_seconds",
-       ReadMember<&Queue::budget_used_milli_gpu_seconds, ReadInt64>},
   };
   return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
     switch (field) {
@@ -144,6 +143,8 @@ absl::Status ReadQueue(JsonValue value, const Path& path, Queue& out) {
         return ReadEnum(v, p, out.isolation, internal::ParseIsolation, internal::IsolationNames);
       case 7:
         return internal::ReadOptionalInt64(v, p, out.budget_milli_gpu_seconds);
+      case 8:
+        return ReadInt64(v, p, out.budget_used_milli_gpu_seconds);
       default:
         return ReadInt64(v, p, out.decayed_usage_milli_gpu_seconds);
     }
