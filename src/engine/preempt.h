@@ -55,22 +55,24 @@
 //     the few plans tried did not place it; and the plan taken is the best of those tried, not
 //     necessarily the best overall.
 // Each simulated plan counts against the policy's max_preemption_plans budget.
+//
+// Who may be a victim, what it costs and the cross-queue rules are VictimRules (victim_rules.h).
 #ifndef GPUPOOL_PREEMPT_H_
 #define GPUPOOL_PREEMPT_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <string>
 #include <utility>
 #include <vector>
 
 #include "entitlements.h"
 #include "gpupool/decisions.h"
 #include "gpupool/policy.h"
-#include "order.h"
 #include "place.h"
 #include "snapshot_index.h"
+#include "victim_rules.h"
 #include "working_state.h"
 
 namespace gpupool::internal {
@@ -83,6 +85,8 @@ class PreemptionPlanner {
   static constexpr int kPlansSimulated = 4;
   static constexpr int kGrowths = 2;
 
+  // All references must outlive the planner; `counters` receives the plans simulated, the jobs
+  // evicted and the groups shrunk.
   PreemptionPlanner(const SnapshotIndex& index, WorkingState& state, Placer& placer,
                     const Entitlements& entitlements, const Policy& policy, Counters& counters);
 
@@ -91,20 +95,19 @@ class PreemptionPlanner {
     std::vector<ResizeDecision> resizes;       // elastic groups shrunk, in job id order
     std::vector<ReplicaPlacement> placements;  // of the job that starts
   };
-  // Tries to start pending job j by evicting running jobs. On success the victims are released
-  // and the job placed in the working state (not committed: the caller commits).
+  // Tries to start pending job j by shrinking or evicting running jobs. On success the victims
+  // are released (or shrunk) and the job placed in the working state (not committed: the caller
+  // commits).
   std::optional<Plan> TryPreempt(int32_t j);
 
-  // Milli-GPU-seconds running job v would lose if evicted now.
-  int64_t VictimCost(int32_t v) const;
-
-  // For a job left pending for lack of room: if evicting running jobs (any queue or priority,
-  // preemptible and past their minimum runtime) would let it start, names the cheapest prefix
-  // of them, in price order, that does, and says which rule or setting keeps them running.
-  // Bounded by budgets.max_counterfactual_plans over the cycle.
+  // For a job left pending for lack of room: see ExplainWith(). Simulates on the
+  // working state and rolls back (the caller commits nothing new).
   void ExplainCounterfactual(int32_t j, PendingDecision& pending);
 
  private:
+  // The search (the "Search" part of the .cc): the best victim set among `candidates` that
+  // `simulate` confirms, in id order; empty if none was found.
+  std::vector<int32_t> FindVictims(int32_t j, std::vector<int32_t> candidates, TryVictims simulate);
   // What a running job holds on one node (from its placements).
   struct Holding {
     int32_t node;
@@ -153,65 +156,8 @@ class PreemptionPlanner {
     int32_t scope = kNone;
     int64_t target = 0;  // replicas the plan makes room for
   };
-  // The cross-queue rules, tallied victim by victim (PlanAllowed() is built on it).
-  struct RuleTally {
-    int32_t job_side = kNone;
-    int32_t cross = 0;  // victims of other queues
-    int64_t own_freed = 0;
-    struct Taken {
-      int32_t side;
-      int64_t milli;
-      int32_t victims;
-    };
-    std::vector<Taken> taken;
-  };
 
-  std::vector<int32_t> Candidates(int32_t j) const;
-  // The priority pending job j preempts with: its own, or above every job's when it has waited
-  // past the policy's starvation bound.
-  int64_t PreemptorPriority(int32_t j) const;
-  // The time up to which running job v's work is safe: its last checkpoint, or its start if later.
-  int64_t KeptUpTo(int32_t v) const;
-  // Before whole jobs: shrinking elastic groups of the job's own queue (among `candidates`) to
-  // their minimum, cheapest first, the fewest that let job j start. Jobs with more than one
-  // elastic group above its minimum are left to the whole-job search.
-  std::optional<Plan> TryShrink(int32_t j, const std::vector<int32_t>& candidates);
-  // Seconds of work running job v loses if evicted now (before its restore time).
-  int64_t LostSeconds(int32_t v) const;
-  // May running job v be a victim at all: preemptible, past its min_runtime_s and the policy's
-  // min_victim_run_s, losing at most max_victim_lost_s, not on a node held for a reservation?
-  bool MayEvict(int32_t v) const;
-  // The part of MayEvict() that cannot change within the cycle, and the same cached.
-  bool MayEverEvict(int32_t v) const;
-  bool Evictable(int32_t v) const;
-  // Side(vq, jq) and Side(jq, vq), cached for the last jq.
-  std::pair<int32_t, int32_t> Sides(int32_t vq, int32_t jq) const;
-  // The queue that stands for q when it is compared with `other`: q's ancestor (or q) just
-  // below their lowest common ancestor; kNone when one queue is an ancestor of the other.
-  int32_t Side(int32_t q, int32_t other) const;
-  // Do the cross-queue rules allow evicting `victims` for job j?
-  bool PlanAllowed(int32_t j, const std::vector<int32_t>& victims) const;
-  // Adds victim v to the tally for job j; false (tally unchanged) if no plan for j may hold v
-  // together with the victims already tallied (its queue is not comparable with j's, or it is
-  // compared through another side).
-  bool TallyAdd(int32_t j, int32_t v, RuleTally& tally) const;
-  void TallyRemove(int32_t j, int32_t v, RuleTally& tally) const;
-  bool TallyAllows(int32_t j, const RuleTally& tally) const;
-  int64_t GuaranteeTotal(int32_t q) const;
-  // Evicts `victims`, tries to place j, and rolls back. Returns the placements if it fits.
-  // Counts one plan in `plans`.
-  std::optional<std::vector<ReplicaPlacement>> Simulate(int32_t j,
-                                                        const std::vector<int32_t>& victims,
-                                                        int64_t& plans);
-  std::optional<std::vector<ReplicaPlacement>> Simulate(int32_t j,
-                                                        const std::vector<int32_t>& victims) {
-    return Simulate(j, victims, counters_.preemption_plans);
-  }
-  // Why the rules do not let `victim` go for job j (empty if they do).
-  std::string WhyKept(int32_t j, int32_t victim) const;
-  bool BudgetLeft() const;
-
-  // --- The search (preempt.cc, "Search"). ---
+  // --- Ranking. ---
   bool PriorityFirst() const {
     return policy_.preemption.victim_order == VictimOrder::kLowestPriorityFirst;
   }
@@ -220,12 +166,26 @@ class PreemptionPlanner {
   // Orders victims the way the policy ranks single victims; ties by id.
   bool VictimBefore(int32_t a, int32_t b) const;
   void AddToKey(PlanKey& key, int32_t v) const;
+
+  // --- What the job needs and where it may go (once per cycle, then per job). ---
+  // Per running job: its holdings, the GPU model of all its nodes, its rank in victim order;
+  // per node: its running jobs in that order.
   void BuildHoldings();
   // Sets need_, limits_ and scopes_ for job j and its candidates; node_victims_ lists, per node
   // of a scope, its candidates in victim order. Unless `exact`, drops candidates that cannot
-  // help (see the .cc).
+  // help.
   void BuildScopes(int32_t j, std::vector<int32_t>& candidates, bool exact);
+  void SetNeed(const JobInfo& info);
+  void FindLimits(const JobInfo& info, const std::vector<int32_t>& models);
+  void DropUnhelpful(int32_t j, std::vector<int32_t>& candidates);
+  void ListNodeVictims(int32_t j, const std::vector<int32_t>& candidates);
+  void AddDomainScopes(int32_t j, int32_t model, int32_t level,
+                       const std::vector<int32_t>& of_model);
+  void AddPoolScope(int32_t j, int32_t model, std::vector<int32_t> of_model);
+  // May job j use node n (on `model`, kNone: any model the job accepts)?
   bool Usable(int32_t j, int32_t n, int32_t model) const;
+
+  // --- The estimate. ---
   // Replicas of need_ that fit on node n with the freed amounts added (an upper bound).
   int64_t Fit(int32_t n) const;
   // Adds (sign +1) or takes back (-1) what victim v holds to the freed amounts.
@@ -234,24 +194,73 @@ class PreemptionPlanner {
   // Could the job fit in some scope with `victims` evicted (necessary condition)? With
   // `mark_scopes`, notes the answer for each scope in Scope::may_fit.
   bool MayFit(const std::vector<int32_t>& victims, bool mark_scopes);
-  // Is queue q `ancestor` or below it?
-  bool InSubtree(int32_t q, int32_t ancestor) const;
-  // Milli-GPUs running job v holds.
-  int64_t Milli(int32_t v) const {
-    return victim_milli_.empty() ? state_.running_milli(v) : victim_milli_[v];
-  }
   // Milli-GPUs by which evicting v lowers the usage a limit counts.
   int64_t Relief(int32_t v, const LimitNeed& limit) const;
   // Would evicting `victims` bring the gang within every limit on `model`?
   bool QuotaMet(int32_t model, const std::vector<int32_t>& victims) const;
-  std::vector<int32_t> ExactSearch(int32_t j, std::vector<int32_t> candidates);
-  std::vector<int32_t> HeuristicSearch(int32_t j, const std::vector<int32_t>& candidates);
+
+  // --- The two searches. ---
+  std::vector<int32_t> ExactSearch(int32_t j, std::vector<int32_t> candidates, TryVictims simulate);
+  std::vector<int32_t> HeuristicSearch(int32_t j, const std::vector<int32_t>& candidates,
+                                       TryVictims simulate);
+  // Scopes that may fit, by a lower bound on their plan's key.
+  std::vector<std::pair<PlanKey, int32_t>> ScopesByLowerBound(
+      const std::vector<int32_t>& candidates) const;
+  // The best kPlansSimulated scope plans, best first, without duplicates.
+  std::vector<Candidate> BestScopePlans(int32_t j,
+                                        const std::vector<std::pair<PlanKey, int32_t>>& order);
   // The greedy plan for scope s making room for `target` replicas, or nullopt if there is
   // none or it cannot beat `bound` (when given).
   std::optional<Candidate> PlanScope(int32_t j, int32_t s, int64_t target, const Candidate* bound);
+  // PlanScope(), room: adds node-local steps, the one that adds least first, until the scope
+  // has room for `target` replicas; false if it cannot (or cannot beat `bound`).
+  bool PlanRoom(int32_t j, const Scope& scope, int64_t target, const Candidate* bound,
+                Candidate& plan, VictimRules::RuleTally& tally);
+  // PlanScope(), limits: adds the first candidates, in victim order, that bring the gang within
+  // each limit the scope's model would exceed; false if they cannot.
+  bool PlanLimits(int32_t j, const Scope& scope, const Candidate* bound, Candidate& plan,
+                  VictimRules::RuleTally& tally);
+  // Adds victim v (which the rules allow) to `plan`.
+  void Take(int32_t j, int32_t v, Candidate& plan, VictimRules::RuleTally& tally);
   // The shortest run of node n's candidates, after those already chosen, that fits one more
   // replica there, appended to `step`; false if there is none.
-  bool NodeStep(int32_t j, int32_t n, RuleTally& tally, std::vector<int32_t>& step);
+  bool NodeStep(int32_t j, int32_t n, VictimRules::RuleTally& tally, std::vector<int32_t>& step);
+  // The victims of `chosen` that hold something on a node of `placed`.
+  std::vector<int32_t> HoldersOn(const std::vector<int32_t>& chosen,
+                                 const std::vector<ReplicaPlacement>& placed) const;
+
+  // The running jobs that may go for pending job j by eligibility, priority and rule 1 of the
+  // cross-queue rules, in id order (the other rules are left to DropNeverAllowed and the search).
+  std::vector<int32_t> Candidates(int32_t j) const;
+  // Before whole jobs: shrinking elastic groups of the job's own queue (among `candidates`) to
+  // their minimum, cheapest first, the fewest that let job j start. Jobs with more than one
+  // elastic group above its minimum are left to the whole-job search.
+  std::optional<Plan> TryShrink(int32_t j, const std::vector<int32_t>& candidates);
+  // The Preempt decisions for evicting `victims` for job j, worded with the state before the
+  // plan.
+  std::vector<PreemptDecision> PreemptDecisions(int32_t j,
+                                                const std::vector<int32_t>& victims) const;
+  // Evicts `victims` and places j for real (the steps a simulation took, so it places); rolls
+  // back and returns nullopt if j does not place.
+  std::optional<std::vector<ReplicaPlacement>> Evict(int32_t j,
+                                                     const std::vector<int32_t>& victims);
+  // Evicts `victims`, tries to place j, and rolls back. Returns the placements if it fits.
+  // Counts one plan in `plans`.
+  std::optional<std::vector<ReplicaPlacement>> Simulate(int32_t j,
+                                                        const std::vector<int32_t>& victims,
+                                                        int64_t& plans);
+  // Stage 9 (see ExplainCounterfactual()): every running job that could ever be a victim, by
+  // price then id (built on first use); and the explanation, with `simulate` counting
+  // counterfactual plans.
+  static constexpr size_t kMostVictims = 64;
+  const std::vector<int32_t>& CounterfactualPool();
+  void ExplainWith(int32_t j, PendingDecision& pending, TryVictims simulate);
+  std::vector<int32_t> pool_;
+  bool pool_built_ = false;
+  bool BudgetLeft() const {
+    const int64_t budget = policy_.budgets.max_preemption_plans;
+    return budget <= 0 || counters_.preemption_plans < budget;
+  }
 
   const SnapshotIndex& index_;
   WorkingState& state_;
@@ -259,39 +268,17 @@ class PreemptionPlanner {
   const Entitlements& entitlements_;
   const Policy& policy_;
   Counters& counters_;
-  std::vector<uint8_t> evicted_;
-  // VictimCost() per job, computed on first use (-1: not yet): a price does not change within a
-  // cycle.
-  mutable std::vector<int64_t> cost_cache_;
-  // Every running job that could ever be a victim (preemptible, past its minimum runtime), by
-  // price then id; built on the first counterfactual of the cycle. Evicted ones are skipped
-  // where it is read.
-  std::vector<int32_t> counterfactual_pool_;
-  bool counterfactual_pool_built_ = false;
-  // Running jobs of each queue, in id order; and those that are Evictable(), in id order, with
-  // their queues (built on first use).
-  std::vector<std::vector<int32_t>> running_by_queue_;
-  mutable bool running_built_ = false;
-  mutable std::vector<int32_t> running_, running_queue_;
-  // MayEverEvict() per job, on first use (-1: not yet).
-  mutable std::vector<int8_t> may_evict_;
-  // GuaranteeTotal() per queue (-1: not yet); Sides() for queue sides_for_.
-  mutable std::vector<int64_t> guarantee_total_;
-  mutable int32_t sides_for_ = kNone;
-  mutable std::vector<std::pair<int32_t, int32_t>> sides_;
-  std::vector<int32_t> queue_depth_;
-
-  // Search state, reused from job to job. Built on first use, per running job: its holdings,
-  // its milli-GPUs, the GPU model of all its nodes (kMixedModels if they differ), and its rank
-  // in the policy's victim order (prices and priorities do not change within a cycle); per
-  // node, the running jobs there in that order.
+  VictimRules rules_;
+  // Built on first use, per running job: its holdings, the GPU model of all its nodes
+  // (kMixedModels if they differ), and its rank in the policy's victim order (prices and
+  // priorities do not change within a cycle); per node, the running jobs there in that order.
   static constexpr int32_t kMixedModels = -2;
   std::vector<std::vector<Holding>> holdings_;
-  std::vector<int64_t> victim_milli_;
   std::vector<int32_t> victim_model_, victim_rank_;
   std::vector<int32_t> node_jobs_begin_, node_jobs_;
   // Per job: 1 while it is a candidate of the job being planned.
   std::vector<uint8_t> is_candidate_;
+  // Per job planned, reused from job to job.
   Need need_;
   std::vector<Scope> scopes_;
   std::vector<LimitNeed> limits_;
@@ -307,6 +294,11 @@ class PreemptionPlanner {
   std::vector<uint8_t> chosen_;
   std::vector<int32_t> scope_pos_;
   mutable std::vector<int64_t> island_free_;
+  // Running jobs of each queue, in id order; and those that MayEverEvict(), in id order, with
+  // their queues (built on first use).
+  std::vector<std::vector<int32_t>> running_by_queue_;
+  mutable bool running_built_ = false;
+  mutable std::vector<int32_t> running_, running_queue_;
 };
 
 }  // namespace gpupool::internal
