@@ -1,0 +1,60 @@
+// Carrying out a cycle's decisions in the replay (carry_out.h).
+#include "sim/replay/carry_out.h"
+
+#include <charconv>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fmt/format.h"
+
+namespace gpupool::sim::internal {
+namespace {
+
+// The index of a job the replay sent, from its id "j000042" (CycleSnapshot's templates).
+absl::StatusOr<int32_t> JobIndex(const std::string& id, const RunState& state) {
+  int32_t i = -1;
+  const char* end = id.data() + id.size();
+  if (id.size() < 2 || id[0] != 'j' || std::from_chars(id.data() + 1, end, i).ptr != end || i < 0 ||
+      i >= state.size()) {
+    return absl::InternalError(fmt::format("decision for unknown job {}", id));
+  }
+  return i;
+}
+
+}  // namespace
+
+absl::Status CarryOutDecisions(const Decisions& decisions, int64_t now,
+                               const CheckpointModel& checkpoints, RunState& state,
+                               ReplayEvents& events, MetricsRecorder& metrics) {
+  for (const PreemptDecision& p : decisions.preemptions) {
+    const absl::StatusOr<int32_t> i = JobIndex(p.job, state);
+    if (!i.ok()) return i.status();
+    const JobRun& run = state.job(*i);
+    if (run.phase != Phase::kRunning) {
+      return absl::InternalError(fmt::format("preempt {}: not running", p.job));
+    }
+    const int64_t work = WorkAt(run, now);
+    const int64_t kept = checkpoints.KeptWork(work);
+    const int64_t restore = checkpoints.RestoreCost();
+    metrics.Preempted(*i, run.gpus, work - kept + restore);
+    events.CancelCompletion(run.completion, *i);
+    state.Preempt(*i, now, kept, restore);
+  }
+  for (const StartDecision& d : decisions.starts) {
+    const absl::StatusOr<int32_t> i = JobIndex(d.job, state);
+    if (!i.ok()) return i.status();
+    const JobRun& run = state.job(*i);
+    if (run.phase != Phase::kPending) {
+      return absl::InternalError(fmt::format("start {}: not pending", d.job));
+    }
+    metrics.Started(*i, now, run.pending_since);
+    state.Start(*i, now, d.placements);
+    events.AddCompletion(state.job(*i).completion, *i);
+  }
+  if (state.free_gpus() < 0) return absl::InternalError("GPUs over-committed");
+  return absl::OkStatus();
+}
+
+}  // namespace gpupool::sim::internal

@@ -1,0 +1,30 @@
+// Carrying out one cycle's decisions in the replay, as a host would with ApplyDecisions():
+// preemptions first (each victim keeps the work of its last checkpoint, pays a restore on its
+// next start and waits again), then starts (each job runs on the placements the engine chose
+// until it completes or is preempted). The run state, the event queue and the metrics move
+// together.
+//
+// Not API: one of the parts RunReplay() (replay.cc) is built from.
+#ifndef GPUPOOL_SRC_SIM_REPLAY_CARRY_OUT_H_
+#define GPUPOOL_SRC_SIM_REPLAY_CARRY_OUT_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "gpupool/decisions.h"
+#include "sim/replay/events.h"
+#include "sim/replay/metrics.h"
+#include "sim/replay/run_state.h"
+
+namespace gpupool::sim::internal {
+
+// Carries out `decisions`, made at `now` on the snapshot of `state`. Internal (a bug in the
+// engine or the replay) when a decision names a job the replay did not send, preempts a job
+// that is not running, starts one that is not pending, or over-commits the GPUs.
+absl::Status CarryOutDecisions(const Decisions& decisions, int64_t now,
+                               const CheckpointModel& checkpoints, RunState& state,
+                               ReplayEvents& events, MetricsRecorder& metrics);
+
+}  // namespace gpupool::sim::internal
+
+#endif  // GPUPOOL_SRC_SIM_REPLAY_CARRY_OUT_H_

@@ -1,0 +1,197 @@
+// The replay's per-cycle snapshot (cycle_snapshot.h).
+#include "sim/replay/cycle_snapshot.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fmt/format.h"
+#include "gpupool/resources.h"
+
+namespace gpupool::sim::internal {
+namespace {
+
+int32_t LasLevel(const std::vector<int64_t>& thresholds, int64_t gpu_seconds) {
+  int32_t level = 0;
+  for (int64_t t : thresholds) {
+    if (gpu_seconds >= t) ++level;
+  }
+  return level;
+}
+
+// Everything of job `i` but the dynamic fields. A job of up to a node's GPUs is one replica on
+// one NVLink island; a wider one is a gang in one rack of whole nodes when its size allows it,
+// otherwise of the largest power-of-two part of a node that divides it (12 GPUs: 3 x 4).
+Job JobTemplate(const TraceJob& trace_job, int32_t i, const ReplayPool& pool, bool single_queue) {
+  Job job;
+  job.id = fmt::format("j{:06}", i);
+  job.queue = single_queue ? "all" : trace_job.cluster;
+  job.submit_time = trace_job.submit_time;
+  job.runtime_estimate_s = trace_job.duration_s;
+  TaskGroup group;
+  group.topology.replica_scope = ReplicaScope::kIsland;
+  if (trace_job.num_gpus <= pool.gpus_per_node) {
+    group.request.gpu_milli = int64_t{trace_job.num_gpus} * kMilliPerGpu;
+  } else {
+    int32_t per = pool.gpus_per_node;
+    while (per > 1 && trace_job.num_gpus % per != 0) per /= 2;
+    if (trace_job.num_gpus % per != 0) per = 1;
+    group.replicas = trace_job.num_gpus / per;
+    group.request.gpu_milli = int64_t{per} * kMilliPerGpu;
+    group.topology.gang_level = "rack";
+  }
+  job.groups.push_back(std::move(group));
+  return job;
+}
+
+}  // namespace
+
+CycleSnapshot::CycleSnapshot(const ReplayOptions& options, const std::vector<TraceJob>& jobs,
+                             const Tenants& tenants)
+    : options_(options),
+      checkpoints_(options),
+      prune_(!options.policy.preemption.enabled && options.policy.queue_order == QueueOrder::kNone),
+      las_priority_(options.queue_mode != QueueMode::kPerCluster),
+      snapshot_(MakePoolSnapshot(options.pool)) {
+  const bool single_queue = options.queue_mode == QueueMode::kSingleQueueLas;
+  if (single_queue) {
+    snapshot_.queues.push_back(
+        Queue{.id = "all",
+              .quotas = {Quota{.guaranteed_milli = options.pool.TotalGpus() * kMilliPerGpu}}});
+  } else {
+    for (size_t q = 0; q < tenants.size(); ++q) {
+      snapshot_.queues.push_back(
+          Queue{.id = tenants.names[q],
+                .quotas = {Quota{.guaranteed_milli = tenants.guarantee_milli[q]}}});
+    }
+  }
+  templates_.reserve(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    templates_.push_back(JobTemplate(jobs[i], static_cast<int32_t>(i), options.pool, single_queue));
+  }
+}
+
+bool CycleSnapshot::WorthScheduling(const RunState& state) const {
+  if (state.pending().empty()) return false;
+  if (state.free_gpus() <= 0 && !options_.policy.preemption.enabled) return false;
+  if (!prune_) return true;
+  return std::any_of(state.pending().begin(), state.pending().end(),
+                     [&](int32_t i) { return state.job(i).gpus <= state.free_gpus(); });
+}
+
+const Snapshot& CycleSnapshot::Build(int64_t now, const RunState& state) {
+  snapshot_.now = now;
+  snapshot_.jobs.clear();
+  if (prune_) {
+    AddStandIns(now, state);
+  } else {
+    AddRunning(now, state);
+  }
+  AddPending(state);
+  return snapshot_;
+}
+
+int32_t CycleSnapshot::Priority(const JobRun& job, int64_t service_s) const {
+  return las_priority_ ? -LasLevel(options_.las_thresholds_gpu_seconds, service_s * job.gpus) : 0;
+}
+
+void CycleSnapshot::AddStandIns(int64_t now, const RunState& state) {
+  // Busy GPUs per node, nodes in id order.
+  std::map<std::string, std::vector<int32_t>> busy;
+  for (int32_t i : state.running()) {
+    for (const ReplicaPlacement& p : state.job(i).placements) {
+      std::vector<int32_t>& gpus = busy[p.node];
+      gpus.insert(gpus.end(), p.gpus.begin(), p.gpus.end());
+    }
+  }
+  for (auto& [node, gpus] : busy) {
+    std::sort(gpus.begin(), gpus.end());
+    Job job;
+    job.id = "~" + node;
+    job.queue = snapshot_.queues.front().id;
+    job.submit_time = now;
+    TaskGroup group;
+    group.request.gpu_milli = static_cast<int64_t>(gpus.size()) * kMilliPerGpu;
+    job.groups.push_back(std::move(group));
+    job.state = JobState::kRunning;
+    job.start_time = now;
+    job.placements.push_back(ReplicaPlacement{
+        .group = "main", .replica = 0, .node = node, .gpus = gpus, .gpu_milli = 0});
+    snapshot_.jobs.push_back(std::move(job));
+  }
+}
+
+void CycleSnapshot::AddRunning(int64_t now, const RunState& state) {
+  for (int32_t i : state.running()) {
+    const JobRun& run = state.job(i);
+    Job job = templates_[i];
+    const int64_t service = ServiceAt(run, now);
+    job.priority = Priority(run, service);
+    job.state = JobState::kRunning;
+    job.start_time = run.run_start;
+    job.placements = run.placements;
+    job.attained_service_s = service;
+    job.checkpointing.interval_s = checkpoints_.interval_s();
+    job.checkpointing.restore_time_s = checkpoints_.RestoreCost();
+    job.checkpointing.last_checkpoint_time = checkpoints_.LastCheckpointTime(run, now);
+    snapshot_.jobs.push_back(std::move(job));
+  }
+}
+
+void CycleSnapshot::AddPending(const RunState& state) {
+  std::vector<int32_t> to_send;
+  if (prune_) {
+    // Of the waiting jobs of g GPUs at most free / g can start, and if one of them fails all
+    // later ones fail too: only the first free / g of each size, in FIFO order.
+    const int64_t free = state.free_gpus();
+    std::map<int32_t, int64_t> sent_by_size;
+    for (const auto& [submit, i] : state.pending_fifo()) {
+      const int32_t g = state.job(i).gpus;
+      if (g > free) continue;
+      int64_t& sent = sent_by_size[g];
+      if (sent >= free / g) continue;
+      ++sent;
+      to_send.push_back(i);
+    }
+  } else {
+    to_send.assign(state.pending().begin(), state.pending().end());
+  }
+  for (int32_t i : to_send) {
+    const JobRun& run = state.job(i);
+    Job job = templates_[i];
+    job.attained_service_s = run.service_before;
+    job.pending_since = run.pending_since;
+    job.priority = Priority(run, run.service_before);
+    job.checkpointing.interval_s = checkpoints_.interval_s();
+    job.checkpointing.restore_time_s = checkpoints_.RestoreCost();
+    snapshot_.jobs.push_back(std::move(job));
+  }
+}
+
+}  // namespace gpupool::sim::internal
+
+namespace gpupool::sim {
+
+Snapshot MakePoolSnapshot(const ReplayPool& pool) {
+  Snapshot s;
+  s.topology.levels = {"rack"};
+  s.gpu_models.push_back(GpuModel{.name = "gpu", .memory_mib = 32768, .speeds = {}});
+  for (int32_t n = 0; n < pool.nodes; ++n) {
+    Node node;
+    node.id = fmt::format("n{:03}", n);
+    node.gpu_model = "gpu";
+    for (int32_t g = 0; g < pool.gpus_per_node; ++g) {
+      node.gpus.push_back(Gpu{.index = g, .island = 0, .healthy = true});
+    }
+    node.cpu_milli = 1'000'000;
+    node.memory_mib = 1'000'000;
+    node.path.push_back(TopologyLabel{"rack", fmt::format("r{:02}", n / pool.nodes_per_rack)});
+    s.nodes.push_back(std::move(node));
+  }
+  return s;
+}
+
+}  // namespace gpupool::sim

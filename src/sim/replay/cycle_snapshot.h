@@ -1,0 +1,60 @@
+// What the engine sees at a scheduling cycle of the replay: a Snapshot of the pool built from
+// the run state, as a host would hand it to gpupool::Schedule().
+//
+// The pool part (nodes, queues) and each job's template (id "j000042", queue, submit time,
+// shape) are built once; at every cycle the dynamic fields are filled in: running jobs with
+// their placements, attained service and last checkpoint, pending jobs with the time they began
+// waiting, and under the LAS queue modes each job's priority, -(its 2D-LAS level).
+//
+// Pruned cycles. Without preemption and queue turns the engine sees running jobs only through
+// the GPUs they hold, and considers pending jobs in FIFO order, where jobs of one size are
+// identical to it. Then the snapshot holds one stand-in job per busy node ("~n003") instead of
+// the running jobs, and of the pending jobs of g GPUs only the first free / g: the rest would
+// fail anyway. The decisions are the same, at a fraction of the cost.
+//
+// Not API: one of the parts RunReplay() (replay.cc) is built from.
+#ifndef GPUPOOL_SRC_SIM_REPLAY_CYCLE_SNAPSHOT_H_
+#define GPUPOOL_SRC_SIM_REPLAY_CYCLE_SNAPSHOT_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "gpupool/job.h"
+#include "gpupool/sim/replay.h"
+#include "gpupool/snapshot.h"
+#include "sim/replay/run_state.h"
+#include "sim/replay/tenants.h"
+
+namespace gpupool::sim::internal {
+
+class CycleSnapshot {
+ public:
+  // `options` must outlive this object.
+  CycleSnapshot(const ReplayOptions& options, const std::vector<TraceJob>& jobs,
+                const Tenants& tenants);
+
+  // Whether a cycle now could change anything: some job waits, and either GPUs are free or
+  // preemption may make room (pruned: some waiting job fits in the free GPUs).
+  bool WorthScheduling(const RunState& state) const;
+  // The snapshot at `now`. Valid until the next call.
+  const Snapshot& Build(int64_t now, const RunState& state);
+
+ private:
+  void AddStandIns(int64_t now, const RunState& state);
+  void AddRunning(int64_t now, const RunState& state);
+  void AddPending(const RunState& state);
+  int32_t Priority(const JobRun& job, int64_t service_s) const;
+
+  const ReplayOptions& options_;
+  const CheckpointModel checkpoints_;
+  // Pruned cycles (see above): no preemption and no queue turns.
+  const bool prune_;
+  // Under the LAS queue modes, priorities are -(2D-LAS level).
+  const bool las_priority_;
+  Snapshot snapshot_;
+  std::vector<Job> templates_;
+};
+
+}  // namespace gpupool::sim::internal
+
+#endif  // GPUPOOL_SRC_SIM_REPLAY_CYCLE_SNAPSHOT_H_
