@@ -99,6 +99,8 @@ struct ChargebackRow {
 // A sum of rows: a cost center, a queue's subtree, or everything.
 struct ChargebackTotal {
   std::string name;
+  // For a queue's total: the queue's cost center. For a cost center: its name. Total: "".
+  std::string cost_center;
   QueueTime time;
   int64_t usage_cost_micros = 0;
   int64_t borrowed_adjustment_micros = 0;

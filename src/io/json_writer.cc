@@ -141,6 +141,19 @@ void JsonWriter::Int(int64_t value) {
   out_.append(text.data(), text.size());
 }
 
+void JsonWriter::Fixed(int64_t units, int decimals) {
+  BeforeValue();
+  const bool negative = units < 0;
+  // Magnitude in unsigned arithmetic, so that INT64_MIN has one too.
+  const uint64_t magnitude =
+      negative ? uint64_t{0} - static_cast<uint64_t>(units) : static_cast<uint64_t>(units);
+  uint64_t scale = 1;
+  for (int i = 0; i < decimals; ++i) scale *= 10;
+  if (negative) out_ += '-';
+  out_ += fmt::format_int(magnitude / scale).str();
+  if (decimals > 0) out_ += fmt::format(".{:0{}}", magnitude % scale, decimals);
+}
+
 void JsonWriter::Bool(bool value) {
   BeforeValue();
   out_ += value ? "true" : "false";

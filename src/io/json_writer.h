@@ -40,6 +40,9 @@ class JsonWriter {
   void Int(int64_t value);
   void Bool(bool value);
   void String(std::string_view value);
+  // An exact decimal fraction, units / 10^decimals, written with `decimals` digits after the
+  // point: Fixed(388889, 6) is 0.388889. Not floating point: the digits come from the integer.
+  void Fixed(int64_t units, int decimals);
 
   // Single-line arrays of scalars.
   void StringArray(const std::vector<std::string>& values);

@@ -290,11 +290,15 @@ absl::StatusOr<Chargeback> ComputeChargeback(const LedgerReport& report, const P
 
   std::map<std::string, ChargebackTotal> by_center;
   std::vector<ChargebackTotal> by_queue(report.queues.size());
-  for (size_t q = 0; q < report.queues.size(); ++q) by_queue[q].name = report.queues[q].queue;
+  for (size_t q = 0; q < report.queues.size(); ++q) {
+    by_queue[q].name = report.queues[q].queue;
+    by_queue[q].cost_center = centers[q];
+  }
   out.total.name = "total";
   for (const ChargebackRow& row : out.rows) {
     ChargebackTotal& center = by_center[row.cost_center];
     center.name = row.cost_center;
+    center.cost_center = row.cost_center;
     AddRow(sum, center, row);
     AddRow(sum, out.total, row);
     if (row.queue.empty()) continue;
