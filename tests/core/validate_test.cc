@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "gpupool/schedule.h"
+#include "gpupool/validate.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
 #include "testing/generator.h"
