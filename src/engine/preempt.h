@@ -10,8 +10,8 @@
 //   - victim_search.h: among those, the victim set the policy's victim_order ranks best that
 //     lets the job start (exact up to VictimSearch::kExactCandidates candidates, a bounded greedy
 //     search above);
-//   - ExplainCounterfactual (here for now): for a job left pending for lack of room, which
-//     running jobs would have to go and what keeps them running (stage 9).
+//   - counterfactual.h: for a job left pending for lack of room, which running jobs would have
+//     to go and what keeps them running (stage 9).
 //
 // What the planner itself does (TryPreempt): it lists the candidates (Candidates), drops those
 // no allowed plan can hold and those on nodes held for a starving job's reservation, then takes
@@ -30,6 +30,7 @@
 #include <optional>
 #include <vector>
 
+#include "counterfactual.h"
 #include "entitlements.h"
 #include "gpupool/decisions.h"
 #include "gpupool/policy.h"
@@ -58,7 +59,7 @@ class PreemptionPlanner {
   // commits).
   std::optional<Plan> TryPreempt(int32_t j);
 
-  // For a job left pending for lack of room: see ExplainWith(). Simulates on the
+  // For a job left pending for lack of room: see Counterfactual::Explain(). Simulates on the
   // working state and rolls back (the caller commits nothing new).
   void ExplainCounterfactual(int32_t j, PendingDecision& pending);
 
@@ -83,14 +84,6 @@ class PreemptionPlanner {
   std::optional<std::vector<ReplicaPlacement>> Simulate(int32_t j,
                                                         const std::vector<int32_t>& victims,
                                                         int64_t& plans);
-  // Stage 9 (see ExplainCounterfactual()): every running job that could ever be a victim, by
-  // price then id (built on first use); and the explanation, with `simulate` counting
-  // counterfactual plans.
-  static constexpr size_t kMostVictims = 64;
-  const std::vector<int32_t>& CounterfactualPool();
-  void ExplainWith(int32_t j, PendingDecision& pending, TryVictims simulate);
-  std::vector<int32_t> pool_;
-  bool pool_built_ = false;
   bool BudgetLeft() const { return PlanBudgetLeft(policy_, counters_); }
 
   const SnapshotIndex& index_;
@@ -101,6 +94,7 @@ class PreemptionPlanner {
   Counters& counters_;
   VictimRules rules_;
   VictimSearch search_;
+  Counterfactual counterfactual_;
   // Running jobs of each queue, in id order; and those that MayEverEvict(), in id order, with
   // their queues (built on first use).
   std::vector<std::vector<int32_t>> running_by_queue_;
