@@ -66,10 +66,10 @@ int64_t InterestingInt(Rng& rng, int64_t current) {
   switch (Pick(rng, 4)) {
     case 0:
       return kValues[Pick(rng, std::size(kValues))];
-    case 1:
-      return current + static_cast<int64_t>(Pick(rng, 5)) - 2;
+    case 1:  // wraps around (modular since C++20) rather than overflow
+      return static_cast<int64_t>(static_cast<uint64_t>(current) + Pick(rng, 5) - 2);
     case 2:
-      return current * 2;
+      return static_cast<int64_t>(static_cast<uint64_t>(current) * 2);
     default:
       return static_cast<int64_t>(Pick(rng, 5000));
   }
