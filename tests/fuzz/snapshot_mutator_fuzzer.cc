@@ -148,7 +148,7 @@ void MutateJob(Rng& rng, Snapshot& s, Job& job) {
         if (Coin(rng)) job.start_time.reset();
       } else {
         job.state = JobState::kRunning;
-        job.start_time = s.now - static_cast<int64_t>(Pick(rng, 10000));
+        job.start_time = static_cast<int64_t>(static_cast<uint64_t>(s.now) - Pick(rng, 10000));
         job.placements.clear();
         for (const TaskGroup& g : job.groups) {
           for (int32_t r = 0; r < std::min(g.replicas, 8); ++r) {
@@ -319,7 +319,7 @@ void MutateNode(Rng& rng, Snapshot& s, Node& node) {
     case 2:
       if (Coin(rng) || node.gpus.empty()) {
         Gpu gpu;
-        gpu.index = node.gpus.empty() ? 0 : node.gpus.back().index + 1;
+        gpu.index = node.gpus.empty() ? 0 : static_cast<int32_t>(Pick(rng, 16));
         gpu.island = node.gpus.empty() ? 0 : node.gpus.back().island;
         node.gpus.push_back(gpu);
       } else {
