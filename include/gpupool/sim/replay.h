@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "gpupool/ledger.h"
 #include "gpupool/policy.h"
 #include "gpupool/snapshot.h"
 
@@ -203,6 +204,11 @@ struct ReplayResult {
   ReplayMetrics metrics;
   std::vector<JobOutcome> jobs;
   ReplaySeries series;
+  // The GPU-time ledger of the replay (docs/accounting.md), from the first arrival to the last
+  // completion, with series buckets of series_bucket_s: per queue busy time split into
+  // productive work, work lost to preemption and restore time, within its guarantee or
+  // borrowed. No failures in this replay: lost_to_failure is 0.
+  LedgerReport ledger;
 };
 
 // Replays `jobs` (any order; ties broken by input index) on an empty pool until every job that

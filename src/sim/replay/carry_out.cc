@@ -27,7 +27,8 @@ absl::StatusOr<int32_t> JobIndex(const std::string& id, const RunState& state) {
 
 absl::Status CarryOutDecisions(const Decisions& decisions, int64_t now,
                                const CheckpointModel& checkpoints, RunState& state,
-                               ReplayEvents& events, MetricsRecorder& metrics) {
+                               ReplayEvents& events, MetricsRecorder& metrics,
+                               LedgerRecorder& ledger) {
   for (const PreemptDecision& p : decisions.preemptions) {
     const absl::StatusOr<int32_t> i = JobIndex(p.job, state);
     if (!i.ok()) return i.status();
@@ -39,6 +40,12 @@ absl::Status CarryOutDecisions(const Decisions& decisions, int64_t now,
     const int64_t kept = checkpoints.KeptWork(work);
     const int64_t restore = checkpoints.RestoreCost();
     metrics.Preempted(*i, run.gpus, work - kept + restore);
+    const absl::StatusOr<int32_t> for_job = JobIndex(p.for_job, state);
+    if (absl::Status status = ledger.Preempted(*i, now, checkpoints.LastCheckpointTime(run, now),
+                                               for_job.ok() ? *for_job : -1);
+        !status.ok()) {
+      return status;
+    }
     events.CancelCompletion(run.completion, *i);
     state.Preempt(*i, now, kept, restore);
   }
@@ -50,6 +57,9 @@ absl::Status CarryOutDecisions(const Decisions& decisions, int64_t now,
       return absl::InternalError(fmt::format("start {}: not pending", d.job));
     }
     metrics.Started(*i, now, run.pending_since);
+    if (absl::Status status = ledger.Started(*i, now, run, d.placements); !status.ok()) {
+      return status;
+    }
     state.Start(*i, now, d.placements);
     events.AddCompletion(state.job(*i).completion, *i);
   }

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "gpupool/decisions.h"
 #include "sim/replay/events.h"
+#include "sim/replay/ledger_recorder.h"
 #include "sim/replay/metrics.h"
 #include "sim/replay/run_state.h"
 
@@ -23,7 +24,8 @@ namespace gpupool::sim::internal {
 // that is not running, starts one that is not pending, or over-commits the GPUs.
 absl::Status CarryOutDecisions(const Decisions& decisions, int64_t now,
                                const CheckpointModel& checkpoints, RunState& state,
-                               ReplayEvents& events, MetricsRecorder& metrics);
+                               ReplayEvents& events, MetricsRecorder& metrics,
+                               LedgerRecorder& ledger);
 
 }  // namespace gpupool::sim::internal
 

@@ -29,6 +29,7 @@
 #include "sim/replay/carry_out.h"
 #include "sim/replay/cycle_snapshot.h"
 #include "sim/replay/events.h"
+#include "sim/replay/ledger_recorder.h"
 #include "sim/replay/metrics.h"
 #include "sim/replay/run_state.h"
 #include "sim/replay/tenants.h"
@@ -52,6 +53,9 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
   internal::CycleSnapshot cycle(options, jobs, *tenants);
   const internal::CheckpointModel checkpoints(options);
   internal::MetricsRecorder metrics(options, *tenants, state.size(), events.FirstArrivalTime());
+  absl::StatusOr<internal::LedgerRecorder> ledger = internal::LedgerRecorder::Create(
+      pool, *tenants, events.FirstArrivalTime(), options.series_bucket_s);
+  if (!ledger.ok()) return ledger.status();
 
   int64_t now = events.FirstArrivalTime();
   while (events.HasMore()) {
@@ -61,6 +65,7 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
     while (std::optional<int32_t> i = events.PopCompletionAt(t)) {
       state.Complete(*i);
       metrics.Completed(*i, t);
+      if (absl::Status status = ledger->Completed(*i, t); !status.ok()) return status;
     }
     while (std::optional<int32_t> i = events.PopArrivalAt(t)) state.Arrive(*i, t);
 
@@ -73,12 +78,16 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
       metrics.CycleRan();
       events.CycleRanAt(t);
       absl::Status carried =
-          internal::CarryOutDecisions(*decisions, t, checkpoints, state, events, metrics);
+          internal::CarryOutDecisions(*decisions, t, checkpoints, state, events, metrics, *ledger);
       if (!carried.ok()) return carried;
     }
     metrics.UpdateEntitlements(state);
   }
-  return std::move(metrics).Finish(state);
+  ReplayResult result = std::move(metrics).Finish(state);
+  absl::StatusOr<LedgerReport> report = ledger->Finish(result.series.end);
+  if (!report.ok()) return report.status();
+  result.ledger = *std::move(report);
+  return result;
 }
 
 std::string ReplayMetricsToJson(const ReplayMetrics& m) {
