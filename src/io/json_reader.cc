@@ -263,23 +263,15 @@ absl::Status ReadLabels(JsonValue value, const Path& path, std::vector<TopologyL
 }
 
 absl::Status ReadReplicaPlacement(JsonValue value, const Path& path, ReplicaPlacement& out) {
-  static constexpr FieldSpec kFields[] = {
-      {"group", true}, {"replica"}, {"node", true}, {"gpus"}, {"gpu_milli"},
+  using P = ReplicaPlacement;
+  static constexpr Field<P> kFields[] = {
+      {"group", ReadMember<&P::group, ReadString>, true},
+      {"replica", ReadMember<&P::replica, ReadInt32>},
+      {"node", ReadMember<&P::node, ReadString>, true},
+      {"gpus", ReadMember<&P::gpus, ReadInt32Array>},
+      {"gpu_milli", ReadMember<&P::gpu_milli, ReadInt64>},
   };
-  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
-    switch (field) {
-      case 0:
-        return ReadString(v, p, out.group);
-      case 1:
-        return ReadInt32(v, p, out.replica);
-      case 2:
-        return ReadString(v, p, out.node);
-      case 3:
-        return ReadInt32Array(v, p, out.gpus);
-      default:
-        return ReadInt64(v, p, out.gpu_milli);
-    }
-  });
+  return ReadFields(value, path, kFields, out);
 }
 
 namespace {

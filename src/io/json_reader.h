@@ -1,5 +1,6 @@
 // Building blocks of the strict JSON readers: paths for error messages, typed field access and
-// the object walker that refuses unknown, duplicate and missing keys.
+// the object walker that refuses unknown, duplicate and missing keys, driven by tables of
+// {key, reader} pairs (Field<T>).
 //
 // The readers use simdjson's On-Demand API: one pass over the text, no intermediate DOM (building
 // a tape for a 100 MB snapshot costs more than reading it). simdjson validates UTF-8 and bounds
@@ -52,19 +53,23 @@ absl::Status PathError(const Path& path, std::string_view message);
 // <expected>" for a value of the wrong JSON type, "<path>: invalid JSON: <reason>" otherwise.
 absl::Status ValueError(const Path& path, simdjson::error_code error, std::string_view expected);
 
-// One key a JSON object may have.
-struct FieldSpec {
+// One key a JSON object may have, and how its value is read into the struct T being filled.
+// A reader table (`static constexpr Field<Node> kFields[] = {...}`) pairs each key with its
+// reader, so a key cannot be listed without saying where its value goes.
+template <typename T>
+struct Field {
   std::string_view name;
+  absl::Status (*read)(JsonValue value, const Path& path, T& out);
   bool required = false;
 };
 
-// Calls `visit(field_index, value, field_path)` for each member of `object`, in document order;
-// `field_index` is the key's position in `fields`. Refuses a key not in `fields`
-// ("<path>.<key>: unknown field"), a key given twice, and a missing required key. `visit` must
-// read its value completely or fail. Stops at the first error. At most 64 fields.
-template <size_t N, typename Visit>
-absl::Status ReadObjectFields(JsonObject& object, const Path& path, const FieldSpec (&fields)[N],
-                              Visit&& visit) {
+// Reads each member of `object` into `out`, in document order, with the reader its key has in
+// `fields`. Refuses a key not in `fields` ("<path>.<key>: unknown field"), a key given twice, and
+// a missing required key. Each reader must read its value completely or fail. Stops at the first
+// error. At most 64 fields.
+template <typename T, size_t N>
+absl::Status ReadObjectFields(JsonObject& object, const Path& path, const Field<T> (&fields)[N],
+                              T& out) {
   static_assert(N <= 64, "a field set is tracked in a 64-bit mask");
   uint64_t seen = 0;
   for (auto member_or : object) {
@@ -82,7 +87,7 @@ absl::Status ReadObjectFields(JsonObject& object, const Path& path, const FieldS
     if (i == N) return PathError(field_path, "unknown field");
     if (seen & (uint64_t{1} << i)) return PathError(field_path, "duplicate field");
     seen |= uint64_t{1} << i;
-    absl::Status status = visit(i, member.value(), field_path);
+    absl::Status status = fields[i].read(member.value(), field_path, out);
     if (!status.ok()) return status;
   }
   for (size_t i = 0; i < N; ++i) {
@@ -95,14 +100,13 @@ absl::Status ReadObjectFields(JsonObject& object, const Path& path, const FieldS
 }
 
 // ReadObjectFields() on a value that must be an object ("<path>: expected an object").
-template <size_t N, typename Visit>
-absl::Status ReadFields(JsonValue value, const Path& path, const FieldSpec (&fields)[N],
-                        Visit&& visit) {
+template <typename T, size_t N>
+absl::Status ReadFields(JsonValue value, const Path& path, const Field<T> (&fields)[N], T& out) {
   JsonObject object;
   if (auto error = value.get_object().get(object); error != simdjson::SUCCESS) {
     return ValueError(path, error, "an object");
   }
-  return ReadObjectFields(object, path, fields, visit);
+  return ReadObjectFields(object, path, fields, out);
 }
 
 // Typed values. Each refuses a value of another JSON type ("expected an integer"); the integer
@@ -163,6 +167,43 @@ absl::Status ReadEnum(JsonValue value, const Path& path, E& out, Parse&& parse, 
   }
   out = *parsed;
   return absl::OkStatus();
+}
+
+// Building blocks of reader tables. The struct a member belongs to, and what a reader fills.
+template <typename M>
+struct MemberOf;
+template <typename C, typename V>
+struct MemberOf<V C::*> {
+  using Class = C;
+};
+template <typename F>
+struct ReaderTarget;
+template <typename T>
+struct ReaderTarget<absl::Status (*)(JsonValue, const Path&, T&)> {
+  using Type = T;
+};
+
+// The reader of one member of a struct: Read(value, path, out.*Member).
+//   {"id", ReadMember<&Node::id, ReadString>, true}
+template <auto Member, auto Read>
+absl::Status ReadMember(JsonValue value, const Path& path,
+                        typename MemberOf<decltype(Member)>::Class& out) {
+  return Read(value, path, out.*Member);
+}
+
+// An array whose elements ReadElement reads: ReadArrayOf<ReadGpu> fills a std::vector<Gpu>.
+template <auto ReadElement>
+absl::Status ReadArrayOf(JsonValue value, const Path& path,
+                         std::vector<typename ReaderTarget<decltype(ReadElement)>::Type>& out) {
+  return ReadArray(value, path, out, ReadElement);
+}
+
+// An enum read by name with Parse (std::optional<E> Parse(std::string_view)) and Names (the
+// accepted names, for the message): ReadEnumOf<ParseNodeState, NodeStateNames>.
+template <auto Parse, auto Names>
+absl::Status ReadEnumOf(JsonValue value, const Path& path,
+                        typename decltype(Parse(std::string_view()))::value_type& out) {
+  return ReadEnum(value, path, out, Parse, Names);
 }
 
 // A replica placement object; shared by snapshots (running jobs) and decisions.

@@ -1,4 +1,5 @@
-// ParsePolicy(): the strict reader of policy documents.
+// ParsePolicy(): the strict reader of policy documents. Each table pairs a key with the reader
+// of its value; docs/policy-format.md lists the same keys.
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "gpupool/io/json.h"
@@ -8,110 +9,77 @@
 namespace gpupool::io {
 namespace {
 
-using internal::FieldSpec;
+using internal::Field;
 using internal::JsonValue;
 using internal::Path;
+using internal::ReadBool;
+using internal::ReadEnumOf;
+using internal::ReadInt32;
+using internal::ReadInt64;
+using internal::ReadMember;
+using internal::ReadString;
 
 absl::Status ReadBudgets(JsonValue value, const Path& path, Budgets& out) {
-  static constexpr FieldSpec kFields[] = {
-      {"max_candidates"}, {"max_preemption_plans"}, {"max_counterfactual_plans"}};
-  return internal::ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
-    switch (field) {
-      case 0:
-        return internal::ReadInt64(v, p, out.max_candidates);
-      case 1:
-        return internal::ReadInt64(v, p, out.max_preemption_plans);
-      default:
-        return internal::ReadInt64(v, p, out.max_counterfactual_plans);
-    }
-  });
+  static constexpr Field<Budgets> kFields[] = {
+      {"max_candidates", ReadMember<&Budgets::max_candidates, ReadInt64>},
+      {"max_preemption_plans", ReadMember<&Budgets::max_preemption_plans, ReadInt64>},
+      {"max_counterfactual_plans", ReadMember<&Budgets::max_counterfactual_plans, ReadInt64>},
+  };
+  return internal::ReadFields(value, path, kFields, out);
 }
 
 absl::Status ReadPreemption(JsonValue value, const Path& path, PreemptionOptions& out) {
-  static constexpr FieldSpec kFields[] = {{"enabled"},
-                                          {"checkpoint_grace_s"},
-                                          {"reclaim_across_queues"},
-                                          {"victim_order"},
-                                          {"max_victim_lost_s"},
-                                          {"min_victim_run_s"},
-                                          {"reclaim_lower_priority_only"},
-                                          {"starving_outrank"}};
-  return internal::ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
-    switch (field) {
-      case 0:
-        return internal::ReadBool(v, p, out.enabled);
-      case 1:
-        return internal::ReadInt64(v, p, out.checkpoint_grace_s);
-      case 2:
-        return internal::ReadBool(v, p, out.reclaim_across_queues);
-      case 3:
-        return internal::ReadEnum(v, p, out.victim_order, internal::ParseVictimOrder,
-                                  internal::VictimOrderNames);
-      case 4:
-        return internal::ReadInt64(v, p, out.max_victim_lost_s);
-      case 5:
-        return internal::ReadInt64(v, p, out.min_victim_run_s);
-      case 6:
-        return internal::ReadBool(v, p, out.reclaim_lower_priority_only);
-      default:
-        return internal::ReadBool(v, p, out.starving_outrank);
-    }
-  });
+  using P = PreemptionOptions;
+  static constexpr Field<P> kFields[] = {
+      {"enabled", ReadMember<&P::enabled, ReadBool>},
+      {"checkpoint_grace_s", ReadMember<&P::checkpoint_grace_s, ReadInt64>},
+      {"reclaim_across_queues", ReadMember<&P::reclaim_across_queues, ReadBool>},
+      {"victim_order",
+       ReadMember<&P::victim_order,
+                  ReadEnumOf<internal::ParseVictimOrder, internal::VictimOrderNames>>},
+      {"max_victim_lost_s", ReadMember<&P::max_victim_lost_s, ReadInt64>},
+      {"min_victim_run_s", ReadMember<&P::min_victim_run_s, ReadInt64>},
+      {"reclaim_lower_priority_only", ReadMember<&P::reclaim_lower_priority_only, ReadBool>},
+      {"starving_outrank", ReadMember<&P::starving_outrank, ReadBool>},
+  };
+  return internal::ReadFields(value, path, kFields, out);
 }
 
 absl::Status ReadFairShare(JsonValue value, const Path& path, FairShareOptions& out) {
-  static constexpr FieldSpec kFields[] = {{"usage_half_life_s"}};
-  return internal::ReadFields(value, path, kFields, [&](size_t, JsonValue v, const Path& p) {
-    return internal::ReadInt64(v, p, out.usage_half_life_s);
-  });
+  static constexpr Field<FairShareOptions> kFields[] = {
+      {"usage_half_life_s", ReadMember<&FairShareOptions::usage_half_life_s, ReadInt64>},
+  };
+  return internal::ReadFields(value, path, kFields, out);
+}
+
+// "scorer" is listed so that it gets its own message instead of "unknown field".
+absl::Status RefuseScorer(JsonValue, const Path& path, Policy&) {
+  return internal::PathError(path,
+                             "a placement scorer is host code and cannot be set in a policy file "
+                             "(use \"placement\")");
 }
 
 absl::Status ReadPolicy(internal::JsonObject& object, const Path& path, Policy& out) {
-  // "scorer" is listed so that it gets its own message instead of "unknown field".
-  static constexpr FieldSpec kFields[] = {{"name"},
-                                          {"version"},
-                                          {"placement"},
-                                          {"job_order"},
-                                          {"las_thresholds_gpu_seconds"},
-                                          {"starvation_bound_s"},
-                                          {"queue_order"},
-                                          {"fair_share"},
-                                          {"preemption"},
-                                          {"budgets"},
-                                          {"scorer"}};
-  return internal::ReadObjectFields(
-      object, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
-        switch (field) {
-          case 0:
-            return internal::ReadString(v, p, out.name);
-          case 1:
-            return internal::ReadInt32(v, p, out.version);
-          case 2:
-            return internal::ReadEnum(v, p, out.placement, internal::ParsePlacementStrategy,
-                                      internal::PlacementStrategyNames);
-          case 3:
-            return internal::ReadEnum(v, p, out.job_order, internal::ParseJobOrder,
-                                      internal::JobOrderNames);
-          case 4:
-            return internal::ReadInt64Array(v, p, out.las_thresholds_gpu_seconds);
-          case 5:
-            return internal::ReadInt64(v, p, out.starvation_bound_s);
-          case 6:
-            return internal::ReadEnum(v, p, out.queue_order, internal::ParseQueueOrder,
-                                      internal::QueueOrderNames);
-          case 7:
-            return ReadFairShare(v, p, out.fair_share);
-          case 8:
-            return ReadPreemption(v, p, out.preemption);
-          case 9:
-            return ReadBudgets(v, p, out.budgets);
-          default:
-            return internal::PathError(
-                p,
-                "a placement scorer is host code and cannot be set in a policy file (use "
-                "\"placement\")");
-        }
-      });
+  static constexpr Field<Policy> kFields[] = {
+      {"name", ReadMember<&Policy::name, ReadString>},
+      {"version", ReadMember<&Policy::version, ReadInt32>},
+      {"placement",
+       ReadMember<&Policy::placement,
+                  ReadEnumOf<internal::ParsePlacementStrategy, internal::PlacementStrategyNames>>},
+      {"job_order",
+       ReadMember<&Policy::job_order, ReadEnumOf<internal::ParseJobOrder, internal::JobOrderNames>>},
+      {"las_thresholds_gpu_seconds",
+       ReadMember<&Policy::las_thresholds_gpu_seconds, internal::ReadInt64Array>},
+      {"starvation_bound_s", ReadMember<&Policy::starvation_bound_s, ReadInt64>},
+      {"queue_order",
+       ReadMember<&Policy::queue_order,
+                  ReadEnumOf<internal::ParseQueueOrder, internal::QueueOrderNames>>},
+      {"fair_share", ReadMember<&Policy::fair_share, ReadFairShare>},
+      {"preemption", ReadMember<&Policy::preemption, ReadPreemption>},
+      {"budgets", ReadMember<&Policy::budgets, ReadBudgets>},
+      {"scorer", RefuseScorer},
+  };
+  return internal::ReadObjectFields(object, path, kFields, out);
 }
 
 }  // namespace
