@@ -14,6 +14,11 @@
 
 namespace gpupool::internal {
 
+bool VictimRules::WithinBudget(int32_t v) const {
+  const int32_t q = index_.job(v).queue;
+  return q == kNone || !entitlements_.over_budget(q);
+}
+
 VictimRules::VictimRules(const SnapshotIndex& index, const WorkingState& state,
                          const Entitlements& entitlements, const Policy& policy)
     : index_(index),

@@ -49,6 +49,9 @@ std::vector<int32_t> VictimSearch::Find(int32_t j, std::vector<int32_t> candidat
 // --- Ranking. ---
 
 bool VictimSearch::KeyLess(const PlanKey& a, const PlanKey& b) const {
+  if (a.touches_within_budget != b.touches_within_budget) {
+    return a.touches_within_budget < b.touches_within_budget;
+  }
   if (PriorityFirst()) {
     return std::tie(a.top_priority, a.cost, a.count) < std::tie(b.top_priority, b.cost, b.count);
   }
@@ -66,11 +69,14 @@ bool VictimSearch::VictimBefore(int32_t a, int32_t b) const {
   if (!victim_rank_.empty()) return victim_rank_[a] < victim_rank_[b];
   const int32_t pa = index_.job(a).job->priority, pb = index_.job(b).job->priority;
   const int64_t ca = rules_.VictimCost(a), cb = rules_.VictimCost(b);
+  const bool ia = rules_.WithinBudget(a), ib = rules_.WithinBudget(b);
+  if (ia != ib) return ib;  // over-budget queues' jobs first
   if (PriorityFirst()) return std::tie(pa, ca, a) < std::tie(pb, cb, b);
   return std::tie(ca, pa, a) < std::tie(cb, pb, b);
 }
 
 void VictimSearch::AddToKey(PlanKey& key, int32_t v) const {
+  if (rules_.WithinBudget(v)) key.touches_within_budget = 1;
   key.cost = SaturatingAdd(key.cost, rules_.VictimCost(v));
   ++key.count;
   key.top_priority = std::max(key.top_priority, index_.job(v).job->priority);
@@ -525,14 +531,16 @@ std::vector<int32_t> VictimSearch::HeuristicSearch(int32_t j,
 std::vector<std::pair<VictimSearch::PlanKey, int32_t>> VictimSearch::ScopesByLowerBound(
     const std::vector<int32_t>& candidates) const {
   // Every plan holds at least one victim, none cheaper or of lower priority than the cheapest
-  // and lowest of the scope's candidates. Once the bound is worse than the kPlansSimulated-th
-  // best plan, no later scope can do better.
+  // and lowest of the scope's candidates, and none within budget unless all are. Once the bound
+  // is worse than the kPlansSimulated-th best plan, no later scope can do better.
   std::vector<std::pair<PlanKey, int32_t>> order;  // (lower bound, scope)
   PlanKey anyone;                                  // for quota-only scopes: any candidate
   anyone.count = 1;
   anyone.cost = std::numeric_limits<int64_t>::max();
   anyone.top_priority = std::numeric_limits<int32_t>::max();
+  anyone.touches_within_budget = 1;
   for (int32_t v : candidates) {
+    if (!rules_.WithinBudget(v)) anyone.touches_within_budget = 0;
     anyone.cost = std::min(anyone.cost, rules_.VictimCost(v));
     anyone.top_priority = std::min(anyone.top_priority, index_.job(v).job->priority);
   }
@@ -543,8 +551,10 @@ std::vector<std::pair<VictimSearch::PlanKey, int32_t>> VictimSearch::ScopesByLow
     if (!scope.quota_only) {
       low.cost = std::numeric_limits<int64_t>::max();
       low.top_priority = std::numeric_limits<int32_t>::max();
+      low.touches_within_budget = 1;
       for (int32_t n : scope.nodes) {
         for (int32_t i = node_first_[n]; i < node_end_[n]; ++i) {
+          if (!rules_.WithinBudget(node_victims_[i])) low.touches_within_budget = 0;
           low.cost = std::min(low.cost, rules_.VictimCost(node_victims_[i]));
           low.top_priority = std::min(low.top_priority, index_.job(node_victims_[i]).job->priority);
         }

@@ -118,8 +118,11 @@ class VictimSearch {
     // The job's candidates that count against it, in victim order.
     std::vector<int32_t> relievers;
   };
-  // A victim set as the policy ranks it.
+  // A victim set as the policy ranks it: sets that take only jobs of queues over their GPU-hour
+  // budget first (touches_within_budget 0: over-budget queues are reclaimed first), then by the
+  // policy's victim order. Without budgets every set has 1, so only the victim order counts.
   struct PlanKey {
+    int32_t touches_within_budget = 0;
     int64_t cost = 0;
     int32_t count = 0;
     int32_t top_priority = std::numeric_limits<int32_t>::min();

@@ -133,6 +133,46 @@ TEST(BudgetTest, ParentOverBudgetTakesTheChildsGuarantee) {
                                          "guarantee"));
 }
 
+// Reclaim takes over-budget queues' jobs first, even when a within-budget queue's are cheaper.
+// 4 GPUs: "team-a" (over budget) and "team-b" each run two one-GPU jobs; team-a's would lose
+// 10,000 s of work, team-b's 10 s (they just checkpointed). "team-c", guaranteed two GPUs, has
+// two pending one-GPU jobs, so a and b are each entitled to one GPU and hold one more: the first
+// reclaim (for c0) may take from either, and the second then takes from the other.
+TEST(BudgetTest, OverBudgetQueueIsReclaimedFirst) {
+  auto pool = [](bool a_over_budget) {
+    Queue a{.id = "team-a", .budget_milli_gpu_seconds = kGpuHour};
+    if (a_over_budget) a.budget_used_milli_gpu_seconds = kGpuHour;
+    SnapshotBuilder builder;
+    builder.Now(10'000).Model("A100").Node(MakeNode("n1", "A100", 4)).Queue(a).Queue("team-b");
+    builder.Queue(Guaranteed("team-c", 2000));
+    for (int i = 0; i < 2; ++i) {
+      builder.Job(MakeRunningJob("a" + std::to_string(i), "team-a", GpuRequest(1000),
+                                 {Placement("n1", {i})}, /*start_time=*/0));
+      Job b = MakeRunningJob("b" + std::to_string(i), "team-b", GpuRequest(1000),
+                             {Placement("n1", {2 + i})}, /*start_time=*/0);
+      b.checkpointing = {.interval_s = 600, .last_checkpoint_time = 9'990};
+      builder.Job(b);
+    }
+    builder.Job(MakePendingJob("c0", "team-c", GpuRequest(1000)));
+    builder.Job(MakePendingJob("c1", "team-c", GpuRequest(1000)));
+    return builder.Build();
+  };
+  auto victim_for = [](const Decisions& d, const std::string& job) -> std::string {
+    for (const PreemptDecision& p : d.preemptions) {
+      if (p.for_job == job) return p.job;
+    }
+    return "(none)";
+  };
+  absl::StatusOr<Decisions> d = Schedule(pool(/*a_over_budget=*/false), Reclaim());
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(victim_for(*d, "c0"), "b0");  // the cheapest
+  EXPECT_EQ(victim_for(*d, "c1"), "a0");
+  d = Schedule(pool(/*a_over_budget=*/true), Reclaim());
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(victim_for(*d, "c0"), "a0");  // over budget goes first, though dearer
+  EXPECT_EQ(victim_for(*d, "c1"), "b0");
+}
+
 TEST(BudgetTest, ZeroBudgetIsSpentFromTheStart) {
   Snapshot snapshot = FullPool(0);
   snapshot.queues[0].budget_milli_gpu_seconds = 0;
