@@ -13,8 +13,10 @@ namespace gpupool {
 
 // Built-in placement strategies.
 enum class PlacementStrategy {
-  // Default. The node left with the fewest free milli-GPUs after the replica (then the least
-  // free CPU): packs work tightly and keeps empty nodes and whole islands for large jobs.
+  // Default ("best-fit": best fit on GPUs, in the bin-packing sense). The node left with the
+  // fewest free milli-GPUs after the replica (then the least free CPU): packs work tightly and
+  // keeps empty nodes and whole islands for large jobs. Not the FGD paper's "Best-fit" baseline,
+  // a weighted CPU-plus-GPU leftover, which is the scorer MakeLeastLeftoverScorer().
   kBestFit,
   // The first node in topology order where the replica fits.
   kFirstFit,

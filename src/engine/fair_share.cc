@@ -37,6 +37,7 @@
 #include <span>
 
 #include "internal/check.h"
+#include "internal/saturating.h"
 
 namespace gpupool::internal {
 namespace {
@@ -206,11 +207,6 @@ void Divide(int64_t amount, std::span<const Part> parts, std::span<int64_t> out,
 }
 
 int64_t Clamp(int64_t value, int64_t hi) { return std::clamp<int64_t>(value, 0, hi); }
-
-int64_t SaturatingAdd(int64_t a, int64_t b) {
-  // Both non-negative.
-  return a > kNoLimit - b ? kNoLimit : a + b;
-}
 
 }  // namespace
 

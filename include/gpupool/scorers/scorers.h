@@ -1,4 +1,5 @@
-// Built-in placement scorers: the baselines of the FGD paper and gpupool's own default.
+// Built-in placement scorers: the baselines of the FGD paper and gpupool's own expected-waste
+// scorer (the simulator's default policy).
 //
 // Each is a gpupool::PlacementScorer (see placement_scorer.h): a pure function of the node view
 // and the request, with a stable Name(). Set one as Policy::scorer to use it in Schedule(), or
@@ -52,8 +53,11 @@ class GpuSelectingScorer {
   virtual int32_t SelectSharedGpu(const NodeView& node, const ResourceRequest& request) const = 0;
 };
 
-// Names of the built-in scorers, in the order reports list them:
-// random, dotprod, gpu-packing, gpu-clustering, best-fit, fgd, default.
+// The simulator's placement policies, one per built-in scorer, in the order reports list them:
+// random, dotprod, gpu-packing, gpu-clustering, best-fit, fgd, default. Each is also the
+// scorer's Name() except two, kept for the FGD paper's labels and the simulator's CLI:
+// "best-fit" is the least-leftover scorer and "default" the expected-waste scorer. (Neither is
+// the engine's PlacementStrategy::kBestFit, which a Policy without a scorer uses.)
 std::span<const std::string_view> BuiltinScorerNames();
 
 // random: a seeded hash of the request and the node's state, so every node is equally likely to
@@ -74,9 +78,12 @@ std::shared_ptr<const PlacementScorer> MakeGpuPackingScorer();
 // then mixed), then idle nodes, then nodes of other kinds; within a tier the fuller node.
 std::shared_ptr<const HistoryAwareScorer> MakeGpuClusteringScorer();
 
-// best-fit: the smallest weighted leftover 0.5 x CPU left + 0.5 x GPU left, each divided by the
-// largest node spec (128 cores, 8 GPUs) as the FGD simulator does; score floor(100 x (1 - left)).
-std::shared_ptr<const PlacementScorer> MakeBestFitScorer();
+// least-leftover (the FGD paper's "Best-fit" baseline; simulator policy "best-fit"): the
+// smallest weighted leftover 0.5 x CPU left + 0.5 x GPU left, each divided by the largest node
+// spec (128 cores, 8 GPUs) as the FGD simulator does; score floor(100 x (1 - left)). Unlike the
+// engine's PlacementStrategy::kBestFit (fewest free milli-GPUs left), it weighs CPU as much as
+// GPUs and scores the node total, not the GPUs.
+std::shared_ptr<const PlacementScorer> MakeLeastLeftoverScorer();
 
 // fgd: Fragmentation Gradient Descent. The node (and for a sharing pod, the GPU) whose placement
 // increases the node's expected fragmentation least, against `popularity` (FGD uses the
@@ -84,23 +91,24 @@ std::shared_ptr<const PlacementScorer> MakeBestFitScorer();
 // in the paper's code. Also a GpuSelectingScorer.
 std::shared_ptr<const PlacementScorer> MakeFgdScorer(TaskClassTable popularity);
 
-// default: gpupool's own fragmentation-aware scorer. Where FGD minimises the fragmentation a
+// expected-waste (simulator policy "default"): gpupool's own fragmentation-aware scorer. Where FGD minimises the fragmentation a
 // placement causes now, this minimises the growth of the node's expected *final* waste: the GPU
 // milli still idle after fixed samples of the workload's mix (CPU and memory included) are packed
 // onto the node largest first. Ties go to the first node, which packs. Needs the workload's
 // popularity table with memory (TaskClassTable::FromPods(..., 100, true)); MakeScorerByName()
 // builds it. See docs/simulator.md for the measurements. Cost per call: O(8 x 64 x GPUs).
-std::shared_ptr<const PlacementScorer> MakeDefaultScorer(TaskClassTable popularity);
+std::shared_ptr<const PlacementScorer> MakeExpectedWasteScorer(TaskClassTable popularity);
 
-// What the by-name factory needs: a seed (random) and the workload's requests (fgd, default).
+// What the by-name factory needs: a seed (random) and the workload's requests (fgd,
+// expected-waste).
 struct ScorerContext {
   uint64_t seed = 0;
   std::span<const ResourceRequest> requests;
   std::span<const std::vector<std::string>> models;
 };
 
-// One of BuiltinScorerNames() by name. InvalidArgument for an unknown name (the message lists
-// the known ones).
+// One of BuiltinScorerNames() by name, or a scorer by its Name() ("least-leftover",
+// "expected-waste"). InvalidArgument for an unknown name (the message lists the known ones).
 absl::StatusOr<std::shared_ptr<const PlacementScorer>> MakeScorerByName(
     std::string_view name, const ScorerContext& context);
 

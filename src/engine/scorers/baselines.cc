@@ -28,7 +28,7 @@ class RandomScorer final : public PlacementScorer {
   explicit RandomScorer(uint64_t seed) : seed_(seed) {}
   std::string_view Name() const override { return "random"; }
   int64_t Score(const NodeView& node, const ResourceRequest& request) const override {
-    uint64_t h = internal::Mix(seed_ ^ 0x72616e646f6dULL);
+    uint64_t h = internal::Mix64(seed_ ^ 0x72616e646f6dULL);
     h = internal::HashRequest(h, request);
     h = internal::HashNodeState(h, node);
     return static_cast<int64_t>(h >> 2);
@@ -51,9 +51,9 @@ class DotProductScorer final : public PlacementScorer {
   }
 };
 
-class BestFitScorer final : public PlacementScorer {
+class LeastLeftoverScorer final : public PlacementScorer {
  public:
-  std::string_view Name() const override { return "best-fit"; }
+  std::string_view Name() const override { return "least-leftover"; }
   int64_t Score(const NodeView& node, const ResourceRequest& request) const override {
     // 100 x (1 - 0.5 x cpu_left / S_cpu - 0.5 x gpu_left / S_gpu), floored.
     const int64_t cpu_left = node.free_cpu_milli - request.cpu_milli;
@@ -144,8 +144,8 @@ std::shared_ptr<const PlacementScorer> MakeGpuPackingScorer() {
 std::shared_ptr<const HistoryAwareScorer> MakeGpuClusteringScorer() {
   return std::make_shared<GpuClusteringScorer>();
 }
-std::shared_ptr<const PlacementScorer> MakeBestFitScorer() {
-  return std::make_shared<BestFitScorer>();
+std::shared_ptr<const PlacementScorer> MakeLeastLeftoverScorer() {
+  return std::make_shared<LeastLeftoverScorer>();
 }
 
 }  // namespace gpupool

@@ -1,4 +1,5 @@
-// gpupool's default placement scorer: place where the node's expected final waste grows least.
+// The expected-waste scorer (the simulator's policy "default"): place where the node's expected
+// final waste grows least.
 //
 // Why not FGD's measure: FGD scores the fragmentation a placement causes *now* (the idle GPU milli
 // each task class could not use at this instant). What the pool loses in the end is different:
@@ -44,9 +45,9 @@ struct Class {
   std::vector<std::string> models;
 };
 
-class DefaultScorer final : public PlacementScorer {
+class ExpectedWasteScorer final : public PlacementScorer {
  public:
-  explicit DefaultScorer(const TaskClassTable& popularity) {
+  explicit ExpectedWasteScorer(const TaskClassTable& popularity) {
     int64_t total = 0;
     for (const TaskClass& t : popularity.classes()) {
       classes_.push_back(Class{t.request.cpu_milli, t.request.memory_mib, t.request.MilliPerGpu(),
@@ -59,7 +60,7 @@ class DefaultScorer final : public PlacementScorer {
     for (int s = 0; s < kSamples; ++s) {
       std::vector<int32_t> sample;
       for (int i = 0; i < kSampleSize; ++i) {
-        x = internal::Mix(x);
+        x = internal::Mix64(x);
         int64_t pick = static_cast<int64_t>(x % static_cast<uint64_t>(total));
         int32_t c = 0;
         for (const TaskClass& t : popularity.classes()) {
@@ -90,7 +91,7 @@ class DefaultScorer final : public PlacementScorer {
     for (size_t c = 0; c < classes_.size(); ++c) unrestricted_[c] = classes_[c].models.empty();
   }
 
-  std::string_view Name() const override { return "default"; }
+  std::string_view Name() const override { return "expected-waste"; }
 
   int64_t Score(const NodeView& node, const ResourceRequest& request) const override {
     std::vector<int64_t> free(node.free_gpu_milli.begin(), node.free_gpu_milli.end());
@@ -172,8 +173,8 @@ class DefaultScorer final : public PlacementScorer {
 
 }  // namespace
 
-std::shared_ptr<const PlacementScorer> MakeDefaultScorer(TaskClassTable popularity) {
-  return std::make_shared<DefaultScorer>(popularity);
+std::shared_ptr<const PlacementScorer> MakeExpectedWasteScorer(TaskClassTable popularity) {
+  return std::make_shared<ExpectedWasteScorer>(popularity);
 }
 
 }  // namespace gpupool

@@ -8,18 +8,13 @@
 
 #include "gpupool/placement_scorer.h"
 #include "gpupool/resources.h"
+#include "internal/hash.h"
 
 namespace gpupool::internal {
 
-// SplitMix64 finaliser: a fixed, portable 64-bit mix.
-inline uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-inline uint64_t Combine(uint64_t h, uint64_t v) { return Mix(h ^ Mix(v)); }
+// Folds `v` into `h`, mixing `v` first (scores of the random scorer depend on these exact
+// values, so this is kept apart from HashCombine).
+inline uint64_t Combine(uint64_t h, uint64_t v) { return Mix64(h ^ Mix64(v)); }
 
 inline uint64_t HashRequest(uint64_t h, const ResourceRequest& r) {
   h = Combine(h, static_cast<uint64_t>(r.gpu_milli));

@@ -11,6 +11,10 @@ namespace gpupool {
 
 namespace {
 
+// The simulator's policy names. Two differ from their scorer's Name(): "best-fit" is the FGD
+// paper's label for the least-leftover scorer, and "default" is the simulator's default policy,
+// the expected-waste scorer. Both stay, so that `gpupool simulate --policy best-fit,default`
+// and the published tables keep their meaning.
 constexpr std::array<std::string_view, 7> kNames = {
     "random", "dotprod", "gpu-packing", "gpu-clustering", "best-fit", "fgd", "default"};
 
@@ -26,12 +30,12 @@ absl::StatusOr<std::shared_ptr<const PlacementScorer>> MakeScorerByName(
   if (name == "gpu-clustering") {
     return std::shared_ptr<const PlacementScorer>(MakeGpuClusteringScorer());
   }
-  if (name == "best-fit") return MakeBestFitScorer();
+  if (name == "best-fit" || name == "least-leftover") return MakeLeastLeftoverScorer();
   if (name == "fgd") {
     return MakeFgdScorer(TaskClassTable::FromPods(context.requests, context.models, 95));
   }
-  if (name == "default") {
-    return MakeDefaultScorer(
+  if (name == "default" || name == "expected-waste") {
+    return MakeExpectedWasteScorer(
         TaskClassTable::FromPods(context.requests, context.models, 100, /*with_memory=*/true));
   }
   std::string known;
