@@ -73,6 +73,7 @@
 #include "gtest/gtest.h"
 #include "testing/builders.h"
 #include "testing/generator.h"
+#include "testing/seeds.h"
 
 namespace gpupool {
 namespace {
@@ -82,7 +83,8 @@ using ::gpupool::testing::GenerateMultiQueueJob;
 using ::gpupool::testing::GenerateMultiQueueScenario;
 using ::gpupool::testing::Rng;
 
-constexpr uint64_t kSeeds = 1000;
+// 1,000 seeds in the regular suite; the long run sets GPUPOOL_PROPERTY_SEEDS (testing/seeds.h).
+const uint64_t kSeeds = ::gpupool::testing::PropertySeeds(1000);
 constexpr int kCycles = 20;
 // Non-quiet cycles in a row, after a trigger, that (e1) tolerates.
 constexpr int kQuiesceWithin = 4;

@@ -16,6 +16,7 @@
 //   - applying the starts and scheduling again starts nothing (fixed point).
 // Failures name the seed; only the first few failing seeds are reported in full.
 #include <algorithm>
+#include <cstdio>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -31,6 +32,7 @@
 #include "gtest/gtest.h"
 #include "testing/builders.h"
 #include "testing/generator.h"
+#include "testing/seeds.h"
 
 namespace gpupool {
 namespace {
@@ -40,7 +42,8 @@ using ::gpupool::testing::GenerateRandomSnapshot;
 using ::gpupool::testing::MutateSnapshot;
 using ::gpupool::testing::ShuffleSnapshot;
 
-constexpr uint64_t kSeeds = 1000;
+// 1,000 seeds in the regular suite; the long run sets GPUPOOL_PROPERTY_SEEDS (testing/seeds.h).
+const uint64_t kSeeds = ::gpupool::testing::PropertySeeds(1000);
 constexpr int kReportedSeeds = 5;
 
 Policy PolicyForSeed(uint64_t seed) {
@@ -577,6 +580,10 @@ TEST(PropertyTest, InvariantsHoldOnRandomSnapshots) {
   }
   EXPECT_EQ(failing_seeds, 0) << "seeds with violations (the first " << kReportedSeeds
                               << " are reported above)";
+  ::testing::Test::RecordProperty("seeds", static_cast<int>(kSeeds));
+  std::printf("%llu seeds (one random cycle each), %lld starts, %d failing seeds\n",
+              static_cast<unsigned long long>(kSeeds), static_cast<long long>(starts),
+              failing_seeds);
   // The property is not vacuous: the snapshots do start work.
   EXPECT_GT(starts, static_cast<int64_t>(kSeeds));
 }

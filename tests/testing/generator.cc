@@ -10,18 +10,14 @@
 #include <vector>
 
 #include "fmt/format.h"
+#include "internal/hash.h"
 
 namespace gpupool::testing {
 
 // ---------------------------------------------------------------------------------------------
 // Random numbers.
 
-uint64_t SplitMix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+uint64_t SplitMix64(uint64_t& state) { return internal::SplitMix64Next(state); }
 
 Rng::Rng(uint64_t seed) {
   uint64_t state = seed;
