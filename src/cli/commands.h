@@ -30,6 +30,7 @@ void RegisterValidateCommand(CLI::App& app, int* exit_code);
 void RegisterScheduleCommand(CLI::App& app, int* exit_code);
 void RegisterExplainCommand(CLI::App& app, int* exit_code);
 void RegisterSimulateCommand(CLI::App& app, int* exit_code);
+void RegisterSlurmCommand(CLI::App& app, int* exit_code);
 void RegisterMetricsCommand(CLI::App& app, int* exit_code);
 
 // Helpers shared by the commands (common.cc).

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   gpupool::cli::RegisterScheduleCommand(app, &exit_code);
   gpupool::cli::RegisterExplainCommand(app, &exit_code);
   gpupool::cli::RegisterSimulateCommand(app, &exit_code);
+  gpupool::cli::RegisterSlurmCommand(app, &exit_code);
   gpupool::cli::RegisterMetricsCommand(app, &exit_code);
 
   try {

@@ -1,0 +1,320 @@
+// The Slurm adapter on recorded command outputs (tests/slurm/data): the snapshot it builds, the
+// exact commands it runs, and its errors. cluster.* was captured from the loopback cluster of
+// examples/slurm/cluster.sh (jobs of every kind: running, a 2-node gang, held with and without
+// directives, unmappable, released onto a drained node); full.* is written by hand (a full
+// partition, a foreign job on a shared node, a high-priority arrival).
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gpupool/io/json.h"
+#include "gtest/gtest.h"
+#include "hosts/slurm/cycle.h"
+#include "hosts/slurm/slurm_state.h"
+#include "hosts/slurm/snapshot_builder.h"
+#include "slurm/fake_runner.h"
+
+namespace gpupool::slurm {
+namespace {
+
+using ::testing::ElementsAre;
+using testing::FakeRunner;
+using ::testing::HasSubstr;
+using testing::ReadFixture;
+
+// Compares with tests/slurm/data/<name>; GPUPOOL_UPDATE_GOLDEN=1 rewrites it.
+void ExpectGolden(const std::string& name, const std::string& actual) {
+  if (const char* update = std::getenv("GPUPOOL_UPDATE_GOLDEN"); update != nullptr) {
+    std::ofstream(std::string(GPUPOOL_SOURCE_DIR) + "/tests/slurm/data/" + name, std::ios::binary)
+        << actual;
+  }
+  EXPECT_EQ(actual, ReadFixture(name)) << "golden file tests/slurm/data/" << name;
+}
+
+constexpr int64_t kClusterNow = 1795593960;  // a minute after the capture's submissions
+constexpr int64_t kFullNow = 10000;
+
+absl::StatusOr<SlurmState> StateOf(FakeRunner& runner) { return ReadSlurmState(runner); }
+
+TEST(SlurmSnapshotTest, CapturedClusterMapsToTheGoldenSnapshot) {
+  FakeRunner runner;
+  runner.AnswerState("cluster");
+  absl::StatusOr<SlurmState> state = StateOf(runner);
+  ASSERT_TRUE(state.ok()) << state.status();
+  absl::StatusOr<BuiltSnapshot> built = BuildSnapshot(*state, AdapterOptions{}, kClusterNow);
+  ASSERT_TRUE(built.ok()) << built.status();
+  // Nodes n1-n4 (n2 drained: cordoned; in-flight job 9 waits on it), racks rack1/rack2; running
+  // jobs 1 (n1, GPUs 0-1) and 2 (gang on n3, n4); pending 3, 4, 8; 5, 6, 7 unmapped.
+  ExpectGolden("cluster.snapshot.json", io::SnapshotToJson(built->snapshot));
+  ASSERT_EQ(built->snapshot.jobs.size(), 5u);
+  EXPECT_EQ(built->snapshot.jobs[2].id, "3");
+  // --nice=-10, which squeue --json writes as 4294967286.
+  EXPECT_EQ(built->snapshot.jobs[2].priority, 10);
+  ASSERT_EQ(built->unmapped.size(), 3u);
+  EXPECT_EQ(built->unmapped[0].id, "5");
+  EXPECT_THAT(built->unmapped[0].why, HasSubstr("--gpus=4 over 2 nodes"));
+  EXPECT_EQ(built->unmapped[1].id, "6");
+  EXPECT_THAT(built->unmapped[1].why, HasSubstr("job arrays are not supported"));
+  EXPECT_EQ(built->unmapped[2].id, "7");
+  EXPECT_THAT(built->unmapped[2].why, HasSubstr("--exclude is not supported"));
+  ASSERT_EQ(built->in_flight.size(), 1u);
+  EXPECT_EQ(built->in_flight[0].id, "9");
+  EXPECT_THAT(built->in_flight[0].nodes, ElementsAre("n2"));
+  EXPECT_EQ(built->in_flight[0].unschedulable_node, "n2");
+}
+
+TEST(SlurmCycleTest, CapturedClusterStartsTakesBackAndExplains) {
+  FakeRunner runner;
+  runner.AnswerState("cluster");
+  absl::StatusOr<CycleResult> cycle =
+      RunCycle(runner, AdapterOptions{}, Policy{}, kClusterNow, /*dry_run=*/false);
+  ASSERT_TRUE(cycle.ok()) << cycle.status();
+  ExpectGolden("cluster.decisions.json", io::DecisionsToJson(cycle->decisions));
+  // Job 9 was released onto n2, which is drained: taken back. Jobs 3 (4 GPUs, nice -10, first)
+  // and 4 fill n1 next to job 1; the CPU-only 8 goes where no GPU is free (best fit: n1 before
+  // n3 and n4, which the gang fills, by id). 5, 6, 7 get their reason as comment.
+  EXPECT_THAT(
+      runner.Changes(),
+      ElementsAre(
+          "scontrol hold 9",
+          "scontrol update JobId=9 'Comment=gpupool: taken back: node n2 can no longer run it'",
+          "scontrol update JobId=3 NodeList=n1 StartTime=now "
+          "'Comment=resnet checkpoint=USR1@5 gpupool: started on n1'",
+          "scontrol release 3",
+          "scontrol update JobId=4 NodeList=n1 StartTime=now 'Comment=gpupool: started on n1'",
+          "scontrol release 4",
+          "scontrol update JobId=8 NodeList=n1 StartTime=now 'Comment=gpupool: started on n1'",
+          "scontrol release 8",
+          "scontrol update JobId=5 'Comment=gpupool: not scheduled: --gpus=4 over 2 nodes: "
+          "Slurm may split it unevenly; ask --gpus-per-node (or --gres) instead'",
+          "scontrol update JobId=6 'Comment=gpupool: not scheduled: job arrays are not "
+          "supported: submit the tasks as separate jobs'",
+          "scontrol update JobId=7 'Comment=gpupool: not scheduled: --exclude is not supported: "
+          "gpupool chooses the nodes (see docs/slurm.md)'"));
+  EXPECT_TRUE(cycle->report.errors.empty());
+  EXPECT_TRUE(cycle->report.not_applied.empty());
+}
+
+TEST(SlurmCycleTest, DryRunRunsOnlyTheReadingCommands) {
+  FakeRunner runner;
+  runner.AnswerState("cluster");
+  absl::StatusOr<CycleResult> cycle =
+      RunCycle(runner, AdapterOptions{}, Policy{}, kClusterNow, /*dry_run=*/true);
+  ASSERT_TRUE(cycle.ok()) << cycle.status();
+  EXPECT_THAT(runner.Changes(), ::testing::IsEmpty());
+  EXPECT_EQ(cycle->report.commands.size(), 11u);  // what the real cycle above runs
+}
+
+TEST(SlurmSnapshotTest, ForeignWorkKeepsItsGpusAndCpus) {
+  FakeRunner runner;
+  runner.AnswerState("full");
+  absl::StatusOr<BuiltSnapshot> built = BuildSnapshot(*StateOf(runner), AdapterOptions{}, kFullNow);
+  ASSERT_TRUE(built.ok()) << built.status();
+  ExpectGolden("full.snapshot.json", io::SnapshotToJson(built->snapshot));
+  // n3 is shared with partition "other", whose job 15 holds GPUs 0-3 and 4 CPUs; x1 is not in
+  // the managed partition.
+  ASSERT_EQ(built->snapshot.nodes.size(), 3u);
+  const Node& n3 = built->snapshot.nodes[2];
+  EXPECT_EQ(n3.id, "n3");
+  EXPECT_EQ(n3.cpu_milli, 12000);
+  for (const Gpu& gpu : n3.gpus) EXPECT_EQ(gpu.healthy, gpu.index >= 4) << gpu.index;
+  EXPECT_THAT(built->notes,
+              ElementsAre("node n3: GPUs 0,1,2,3 are in use by work outside gpupool's jobs: "
+                          "kept out"));
+}
+
+TEST(SlurmCycleTest, PreemptionSignalsWaitsRequeuesThenStarts) {
+  FakeRunner runner;
+  runner.AnswerState("full");
+  runner.Answer("squeue -h -j 11 -o %T", std::string("RUNNING\n"));
+  absl::StatusOr<Policy> policy = io::ParsePolicy(ReadFixture("preempt.policy.json"));
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  absl::StatusOr<CycleResult> cycle = RunCycle(runner, AdapterOptions{}, *policy, kFullNow, false);
+  ASSERT_TRUE(cycle.ok()) << cycle.status();
+  ExpectGolden("full.decisions.json", io::DecisionsToJson(cycle->decisions));
+  // Job 13 (nice -100) needs a whole node; job 11 started last, so it loses the least: it is
+  // the victim. It asked for USR1 and 7 s to checkpoint (its comment) before it goes.
+  // Job 14 (two whole nodes, queue gpupool/lab) waits; its comment says why.
+  ASSERT_EQ(cycle->decisions.preemptions.size(), 1u);
+  const std::vector<std::string> changes = runner.Changes();
+  ASSERT_EQ(changes.size(), 8u);
+  EXPECT_EQ(changes[0], "scancel --signal=USR1 --full 11");
+  EXPECT_EQ(changes[1], "(sleep 7)");
+  EXPECT_EQ(changes[2], "squeue -h -j 11 -o %T");
+  EXPECT_EQ(changes[3], "scontrol requeuehold 11");
+  EXPECT_THAT(changes[4], HasSubstr("scontrol update JobId=11 'Comment=checkpoint=USR1@7 "
+                                    "gpupool: preempted for job 13: "));
+  EXPECT_EQ(changes[5],
+            "scontrol update JobId=13 NodeList=n1 StartTime=now 'Comment=gpupool: started on n1'");
+  EXPECT_EQ(changes[6], "scontrol release 13");
+  EXPECT_THAT(changes[7], HasSubstr("scontrol update JobId=14 'Comment=gpupool: waiting: "));
+}
+
+TEST(SlurmCycleTest, VictimThatEndsDuringItsCheckpointIsNotRequeued) {
+  FakeRunner runner;
+  runner.AnswerState("full");
+  runner.Answer("squeue -h -j 11 -o %T", std::string("COMPLETED\n"));
+  absl::StatusOr<Policy> policy = io::ParsePolicy(ReadFixture("preempt.policy.json"));
+  absl::StatusOr<CycleResult> cycle = RunCycle(runner, AdapterOptions{}, *policy, kFullNow, false);
+  ASSERT_TRUE(cycle.ok()) << cycle.status();
+  for (const std::string& line : runner.Changes()) EXPECT_NE(line, "scontrol requeuehold 11");
+  EXPECT_THAT(cycle->report.not_applied,
+              ElementsAre("Preempt of job 11: it is COMPLETED after its checkpoint signal "
+                          "(not requeued)"));
+}
+
+TEST(SlurmCycleTest, FailingCommandIsReportedAndTheOthersRun) {
+  FakeRunner runner;
+  runner.AnswerState("cluster");
+  runner.Answer("scontrol release 3",
+                absl::InternalError("scontrol release 3: exit status 1: Job is not held"));
+  absl::StatusOr<CycleResult> cycle =
+      RunCycle(runner, AdapterOptions{}, Policy{}, kClusterNow, false);
+  ASSERT_TRUE(cycle.ok()) << cycle.status();
+  EXPECT_THAT(cycle->report.errors,
+              ElementsAre("scontrol release 3: exit status 1: Job is not held"));
+  EXPECT_EQ(runner.Changes().size(), 11u);
+}
+
+TEST(SlurmCycleTest, CommentsAreWrittenOnlyWhenTheyChange) {
+  FakeRunner runner;
+  runner.AnswerState("full");
+  // Without preemption job 13 waits too; the second cycle sees the comments the first wrote.
+  absl::StatusOr<CycleResult> first = RunCycle(runner, AdapterOptions{}, Policy{}, kFullNow, false);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ(first->report.commands.size(), 2u);
+  EXPECT_THAT(runner.Changes()[0],
+              HasSubstr("scontrol update JobId=13 'Comment=gpupool: waiting: "));
+  // Feed the comments written back into squeue's answer.
+  std::string squeue = ReadFixture("full.squeue.json");
+  for (const std::vector<std::string>& argv : first->report.commands) {
+    ASSERT_EQ(argv.size(), 4u);
+    const std::string job = argv[2].substr(std::string("JobId=").size());
+    const std::string comment = argv[3].substr(std::string("Comment=").size());
+    const size_t at = squeue.find("\"comment\": \"\"", squeue.find("\"job_id\": " + job + ","));
+    ASSERT_NE(at, std::string::npos) << job;
+    squeue.replace(at, 13, "\"comment\": \"" + comment + "\"");
+  }
+  FakeRunner again;
+  again.AnswerState("full");
+  again.Answer("squeue --json", squeue);
+  absl::StatusOr<CycleResult> second = RunCycle(again, AdapterOptions{}, Policy{}, kFullNow, false);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_THAT(again.Changes(), ::testing::IsEmpty());
+}
+
+TEST(SlurmCycleTest, TwoReplicasOnOneNodeAreNotApplied) {
+  // One free node with 8 GPUs; a 2-node job of 4 GPUs per node. gpupool may put both replicas
+  // on the one node: a Slurm job runs one task group per node, so the adapter leaves it held.
+  FakeRunner runner;
+  runner.Answer("sinfo --json", std::string(R"js({"nodes": [
+    {"name": "n1", "state": "idle", "partitions": ["gpupool"], "cpus": 16, "gres": "gpu:h100:8",
+     "gres_used": "gpu:h100:0(IDX:N/A)"}]})js"));
+  runner.Answer("squeue --json", std::string(R"js({"jobs": [
+    {"job_id": 21, "partition": "gpupool", "job_state": "PENDING", "state_reason": "JobHeldUser",
+     "priority": 0, "tres_per_node": "gres:gpu:4", "node_count": 2, "cpus": 2, "comment": ""}]})js"));
+  runner.Answer("scontrol -o show partition",
+                std::string("PartitionName=gpupool Nodes=n1 PriorityTier=1 State=UP\n"));
+  absl::StatusOr<CycleResult> cycle = RunCycle(runner, AdapterOptions{}, Policy{}, 100, false);
+  ASSERT_TRUE(cycle.ok()) << cycle.status();
+  ASSERT_EQ(cycle->decisions.starts.size(), 1u);
+  EXPECT_THAT(cycle->report.not_applied,
+              ElementsAre("Start of job 21: gpupool placed its 2 replicas on 1 node(s) (n1); "
+                          "Slurm runs one per node: left held"));
+  EXPECT_THAT(runner.Changes(),
+              ElementsAre("scontrol update JobId=21 'Comment=gpupool: gpupool placed its 2 "
+                          "replicas on 1 node(s) (n1); Slurm runs one per node: left held'"));
+}
+
+TEST(SlurmStateTest, BadOutputsNameTheCommandAndField) {
+  EXPECT_THAT(ParseSqueueJson("{\"jobs\": [").status().message(),
+              HasSubstr("squeue --json: invalid JSON"));
+  EXPECT_THAT(ParseSqueueJson("{\"meta\": {}}").status().message(),
+              HasSubstr("squeue --json: missing \"jobs\""));
+  EXPECT_THAT(ParseSqueueJson("{\"jobs\": {}}").status().message(),
+              HasSubstr("squeue --json.jobs: expected an array"));
+  EXPECT_EQ(ParseSqueueJson(
+                R"js({"jobs": [{"job_id": "7", "partition": "p", "job_state": "RUNNING"}]})js")
+                .status()
+                .message(),
+            "squeue --json: jobs[0].job_id: expected an integer");
+  EXPECT_EQ(ParseSqueueJson(R"js({"jobs": [{"job_id": 7, "job_state": "RUNNING"}]})js")
+                .status()
+                .message(),
+            "squeue --json: jobs[0].partition: missing");
+  EXPECT_EQ(
+      ParseSqueueJson(
+          R"js({"jobs": [{"job_id": 7, "partition": "p", "job_state": "RUNNING", "nodes": "n[1-"}]})js")
+          .status()
+          .message(),
+      "squeue --json: jobs[0].nodes: hostlist \"n[1-\": unbalanced '[' in \"n[1-\"");
+  EXPECT_EQ(ParseSinfoJson(R"js({"nodes": [{"name": "n1", "state": 3}]})js").status().message(),
+            "sinfo --json: nodes[0].state: expected a string");
+  EXPECT_EQ(
+      ParseSinfoJson(R"js({"nodes": [{"name": "n1", "state": "idle", "state_flags": "DRAIN"}]})js")
+          .status()
+          .message(),
+      "sinfo --json: nodes[0].state_flags: expected an array");
+  EXPECT_EQ(ParsePartitions("PartitionName=p PriorityTier=high\n").status().message(),
+            "scontrol show partition: line 1: PriorityTier: expected an integer");
+  EXPECT_EQ(ParsePartitions("Nodes=n1\n").status().message(),
+            "scontrol show partition: line 1: missing PartitionName");
+  EXPECT_EQ(ParseTopology("SwitchName=s1 Level=x Nodes=n1\n").status().message(),
+            "scontrol show topology: line 1: Level: expected an integer");
+}
+
+TEST(SlurmCycleTest, UnknownPartitionAndBadGresAreClearErrors) {
+  FakeRunner runner;
+  runner.AnswerState("cluster");
+  AdapterOptions options;
+  options.partitions = {"nosuch"};
+  absl::StatusOr<CycleResult> cycle = RunCycle(runner, options, Policy{}, kClusterNow, false);
+  EXPECT_EQ(cycle.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(cycle.status().message(), HasSubstr("partition nosuch: not found"));
+
+  FakeRunner bad_gres;
+  bad_gres.AnswerState("full");
+  bad_gres.Answer("sinfo --json", std::string(R"js({"nodes": [{"name": "n1", "state": "idle",
+      "partitions": ["gpupool"], "gres": "gpu:h100:8(IDX:0-"}]})js"));
+  cycle = RunCycle(bad_gres, AdapterOptions{}, Policy{}, kFullNow, false);
+  EXPECT_EQ(cycle.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(cycle.status().message(), HasSubstr("node n1: GRES \"gpu:h100:8(IDX:0-\""));
+}
+
+TEST(SlurmCycleTest, SlurmUnreachableIsTheCommandsError) {
+  FakeRunner runner;
+  runner.Answer(
+      "sinfo --json",
+      absl::InternalError("sinfo --json: exit status 1: Unable to contact slurm controller"));
+  absl::StatusOr<CycleResult> cycle = RunCycle(runner, AdapterOptions{}, Policy{}, 0, false);
+  EXPECT_THAT(cycle.status().message(), HasSubstr("Unable to contact slurm controller"));
+}
+
+TEST(SlurmCycleTest, BadPolicyIsRefusedBeforeSlurmIsRead) {
+  FakeRunner runner;
+  Policy policy;
+  policy.budgets.max_candidates = -1;
+  absl::StatusOr<CycleResult> cycle = RunCycle(runner, AdapterOptions{}, policy, 0, false);
+  EXPECT_EQ(cycle.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(cycle.status().message(), HasSubstr("policy: "));
+  EXPECT_TRUE(runner.ran().empty());
+}
+
+TEST(SubprocessRunnerTest, RunsCapturesAndReportsFailures) {
+  SubprocessRunner runner;
+  EXPECT_EQ(*runner.Run({"printf", "%s", "a b"}), "a b");
+  absl::StatusOr<std::string> failed = runner.Run({"sh", "-c", "echo oops >&2; exit 3"});
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(failed.status().message(), HasSubstr("exit status 3: oops"));
+  absl::StatusOr<std::string> missing = runner.Run({"gpupool-no-such-program"});
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(missing.status().message(), HasSubstr("cannot run gpupool-no-such-program"));
+  EXPECT_EQ(CommandLine({"scontrol", "update", "Comment=a b", "it's"}),
+            "scontrol update 'Comment=a b' 'it'\\''s'");
+}
+
+}  // namespace
+}  // namespace gpupool::slurm
