@@ -123,9 +123,12 @@ struct Counters {
   int64_t transactions_rolled_back = 0;
   // Jobs answered from an identical job that already failed in this cycle.
   int64_t equivalence_hits = 0;
-  // Victim sets simulated by preemption planning, and jobs evicted.
+  // Victim sets simulated by preemption planning (elastic shrinks and evictions).
   int64_t preemption_plans = 0;
+  // Jobs evicted: one per PreemptDecision.
   int64_t preemptions = 0;
+  // Elastic groups shrunk to make room: one per ResizeDecision (not counted in preemptions).
+  int64_t resizes = 0;
   // Plans simulated only to explain pending jobs (PendingDecision::would_preempt).
   int64_t counterfactual_plans = 0;
   bool budget_exhausted = false;

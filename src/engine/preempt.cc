@@ -192,7 +192,7 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryShrink(
             [](const ResizeDecision& a, const ResizeDecision& b) {
               return a.job != b.job ? a.job < b.job : a.group < b.group;
             });
-  counters_.preemptions += static_cast<int64_t>(hi);
+  counters_.resizes += static_cast<int64_t>(hi);
   plan.placements = std::move(*placements);
   return plan;
 }

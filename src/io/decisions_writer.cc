@@ -18,6 +18,7 @@ void WriteCounters(JsonWriter& w, const Counters& counters) {
   w.IntField("equivalence_hits", counters.equivalence_hits);
   w.IntField("preemption_plans", counters.preemption_plans);
   w.IntField("preemptions", counters.preemptions);
+  w.IntField("resizes", counters.resizes);
   w.IntField("counterfactual_plans", counters.counterfactual_plans);
   w.BoolField("budget_exhausted", counters.budget_exhausted);
   w.EndObject();

@@ -148,6 +148,23 @@ TEST(VictimRulesTest, AnElasticJobGivesUpItsReplicasAboveItsMinimum) {
   EXPECT_TRUE(next->resizes.empty());
 }
 
+// Regression: a cycle whose only victim action was a shrink reported counters.preemptions = 1,
+// though that counter counts jobs evicted (Preempt decisions). A shrink counts in resizes.
+TEST(VictimRulesTest, AShrinkAloneCountsAsAResizeNotAPreemption) {
+  absl::StatusOr<Decisions> d = Schedule(ElasticVictim(3), Preemptive(0, 0));
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->resizes.size(), 1u);
+  ASSERT_TRUE(d->preemptions.empty());
+  EXPECT_EQ(d->counters.preemptions, 0);
+  EXPECT_EQ(d->counters.resizes, 1);
+  // Evicting the elastic job whole is a preemption, and no resize.
+  absl::StatusOr<Decisions> whole = Schedule(ElasticVictim(7), Preemptive(0, 0));
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_EQ(whole->preemptions.size(), 1u);
+  EXPECT_EQ(whole->counters.preemptions, 1);
+  EXPECT_EQ(whole->counters.resizes, 0);
+}
+
 TEST(VictimRulesTest, AnElasticJobThatCannotShrinkEnoughGoesWhole) {
   absl::StatusOr<Decisions> d = Schedule(ElasticVictim(7), Preemptive(0, 0));
   ASSERT_TRUE(d.ok()) << d.status();

@@ -44,6 +44,7 @@ Decisions EveryKindOfDecision() {
   d.counters.equivalence_hits = 1;
   d.counters.preemption_plans = 9;
   d.counters.preemptions = 1;
+  d.counters.resizes = 2;
   d.counters.counterfactual_plans = 3;
   d.counters.budget_exhausted = true;
   return d;
@@ -116,6 +117,7 @@ TEST(DecisionsJsonTest, CanonicalBytes) {
     "equivalence_hits": 1,
     "preemption_plans": 9,
     "preemptions": 1,
+    "resizes": 2,
     "counterfactual_plans": 3,
     "budget_exhausted": true
   }
@@ -144,6 +146,7 @@ TEST(DecisionsJsonTest, EmptyDecisions) {
     "equivalence_hits": 0,
     "preemption_plans": 0,
     "preemptions": 0,
+    "resizes": 0,
     "counterfactual_plans": 0,
     "budget_exhausted": false
   }
@@ -160,6 +163,7 @@ TEST(DecisionsJsonTest, RoundTrip) {
   EXPECT_EQ(parsed->pending[0].would_preempt, (std::vector<std::string>{"b", "c"}));
   EXPECT_EQ(parsed->pending[0].counterfactual, "would start if b and c were preempted");
   EXPECT_EQ(parsed->counters.counterfactual_plans, 3);
+  EXPECT_EQ(parsed->counters.resizes, 2);
   EXPECT_EQ(parsed->resizes[0].to_replicas, 2);
   ASSERT_EQ(parsed->queue_shares.size(), 1u);
   EXPECT_EQ(parsed->queue_shares[0].entitlement_milli, 6000);
