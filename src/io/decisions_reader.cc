@@ -1,5 +1,6 @@
 // ParseDecisions(): reads back what DecisionsToJson() writes, with the same strictness as the
-// snapshot reader (hosts and tools compare or replay decision files).
+// snapshot reader (hosts and tools compare or replay decision files). Each table pairs a key
+// with the reader of its value.
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "gpupool/io/json.h"
@@ -9,212 +10,138 @@
 namespace gpupool::io {
 namespace {
 
-using internal::FieldSpec;
+using internal::Field;
 using internal::JsonValue;
 using internal::Path;
-using internal::ReadArray;
+using internal::ReadArrayOf;
+using internal::ReadBool;
 using internal::ReadFields;
 using internal::ReadInt32;
 using internal::ReadInt64;
+using internal::ReadMember;
 using internal::ReadString;
+using internal::ReadStringArray;
 
-absl::Status ReadPlacements(JsonValue value, const Path& path, std::vector<ReplicaPlacement>& out) {
-  return ReadArray(value, path, out, internal::ReadReplicaPlacement);
-}
+constexpr auto ReadPlacements = ReadArrayOf<internal::ReadReplicaPlacement>;
 
 absl::Status ReadStart(JsonValue value, const Path& path, StartDecision& out) {
-  static constexpr FieldSpec kFields[] = {{"job", true}, {"placements"}};
-  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
-    if (field == 0) return ReadString(v, p, out.job);
-    return ReadPlacements(v, p, out.placements);
-  });
+  static constexpr Field<StartDecision> kFields[] = {
+      {"job", ReadMember<&StartDecision::job, ReadString>, true},
+      {"placements", ReadMember<&StartDecision::placements, ReadPlacements>},
+  };
+  return ReadFields(value, path, kFields, out);
 }
 
 absl::Status ReadPreempt(JsonValue value, const Path& path, PreemptDecision& out) {
-  static constexpr FieldSpec kFields[] = {
-      {"job", true}, {"for_job"}, {"reason"}, {"lost_milli_gpu_seconds"}};
-  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
-    switch (field) {
-      case 0:
-        return ReadString(v, p, out.job);
-      case 1:
-        return ReadString(v, p, out.for_job);
-      case 2:
-        return ReadString(v, p, out.reason);
-      default:
-        return ReadInt64(v, p, out.lost_milli_gpu_seconds);
-    }
-  });
+  using D = PreemptDecision;
+  static constexpr Field<D> kFields[] = {
+      {"job", ReadMember<&D::job, ReadString>, true},
+      {"for_job", ReadMember<&D::for_job, ReadString>},
+      {"reason", ReadMember<&D::reason, ReadString>},
+      {"lost_milli_gpu_seconds", ReadMember<&D::lost_milli_gpu_seconds, ReadInt64>},
+  };
+  return ReadFields(value, path, kFields, out);
 }
 
 absl::Status ReadMigrate(JsonValue value, const Path& path, MigrateDecision& out) {
-  static constexpr FieldSpec kFields[] = {{"job", true}, {"from"}, {"to"}};
-  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
-    switch (field) {
-      case 0:
-        return ReadString(v, p, out.job);
-      case 1:
-        return ReadPlacements(v, p, out.from);
-      default:
-        return ReadPlacements(v, p, out.to);
-    }
-  });
+  using D = MigrateDecision;
+  static constexpr Field<D> kFields[] = {
+      {"job", ReadMember<&D::job, ReadString>, true},
+      {"from", ReadMember<&D::from, ReadPlacements>},
+      {"to", ReadMember<&D::to, ReadPlacements>},
+  };
+  return ReadFields(value, path, kFields, out);
 }
 
 absl::Status ReadResize(JsonValue value, const Path& path, ResizeDecision& out) {
-  static constexpr FieldSpec kFields[] = {{"job", true},   {"group"},   {"from_replicas"},
-                                          {"to_replicas"}, {"for_job"}, {"lost_milli_gpu_seconds"}};
-  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
-    switch (field) {
-      case 0:
-        return ReadString(v, p, out.job);
-      case 1:
-        return ReadString(v, p, out.group);
-      case 2:
-        return ReadInt32(v, p, out.from_replicas);
-      case 3:
-        return ReadInt32(v, p, out.to_replicas);
-      case 4:
-        return ReadString(v, p, out.for_job);
-      default:
-        return ReadInt64(v, p, out.lost_milli_gpu_seconds);
-    }
-  });
+  using D = ResizeDecision;
+  static constexpr Field<D> kFields[] = {
+      {"job", ReadMember<&D::job, ReadString>, true},
+      {"group", ReadMember<&D::group, ReadString>},
+      {"from_replicas", ReadMember<&D::from_replicas, ReadInt32>},
+      {"to_replicas", ReadMember<&D::to_replicas, ReadInt32>},
+      {"for_job", ReadMember<&D::for_job, ReadString>},
+      {"lost_milli_gpu_seconds", ReadMember<&D::lost_milli_gpu_seconds, ReadInt64>},
+  };
+  return ReadFields(value, path, kFields, out);
 }
 
 absl::Status ReadReserve(JsonValue value, const Path& path, ReserveDecision& out) {
-  static constexpr FieldSpec kFields[] = {{"job", true}, {"nodes"}, {"expected_start"}};
-  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
-    switch (field) {
-      case 0:
-        return ReadString(v, p, out.job);
-      case 1:
-        return internal::ReadStringArray(v, p, out.nodes);
-      default:
-        return ReadInt64(v, p, out.expected_start);
-    }
-  });
+  using D = ReserveDecision;
+  static constexpr Field<D> kFields[] = {
+      {"job", ReadMember<&D::job, ReadString>, true},
+      {"nodes", ReadMember<&D::nodes, ReadStringArray>},
+      {"expected_start", ReadMember<&D::expected_start, ReadInt64>},
+  };
+  return ReadFields(value, path, kFields, out);
 }
 
 absl::Status ReadPending(JsonValue value, const Path& path, PendingDecision& out) {
-  static constexpr FieldSpec kFields[] = {{"job", true},     {"reason", true},  {"detail"},
-                                          {"queue"},         {"gpu_model"},     {"shortfall_milli"},
-                                          {"would_preempt"}, {"counterfactual"}};
-  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
-    switch (field) {
-      case 0:
-        return ReadString(v, p, out.job);
-      case 1:
-        return internal::ReadEnum(v, p, out.reason, internal::ParsePendingReason,
-                                  internal::PendingReasonNames);
-      case 2:
-        return ReadString(v, p, out.detail);
-      case 3:
-        return ReadString(v, p, out.queue);
-      case 4:
-        return ReadString(v, p, out.gpu_model);
-      case 5:
-        return ReadInt64(v, p, out.shortfall_milli);
-      case 6:
-        return internal::ReadStringArray(v, p, out.would_preempt);
-      default:
-        return ReadString(v, p, out.counterfactual);
-    }
-  });
+  using D = PendingDecision;
+  static constexpr Field<D> kFields[] = {
+      {"job", ReadMember<&D::job, ReadString>, true},
+      {"reason",
+       ReadMember<&D::reason,
+                  internal::ReadEnumOf<internal::ParsePendingReason, internal::PendingReasonNames>>,
+       true},
+      {"detail", ReadMember<&D::detail, ReadString>},
+      {"queue", ReadMember<&D::queue, ReadString>},
+      {"gpu_model", ReadMember<&D::gpu_model, ReadString>},
+      {"shortfall_milli", ReadMember<&D::shortfall_milli, ReadInt64>},
+      {"would_preempt", ReadMember<&D::would_preempt, ReadStringArray>},
+      {"counterfactual", ReadMember<&D::counterfactual, ReadString>},
+  };
+  return ReadFields(value, path, kFields, out);
 }
 
 absl::Status ReadQueueShare(JsonValue value, const Path& path, QueueShare& out) {
-  static constexpr FieldSpec kFields[] = {{"queue", true},       {"gpu_model", true},
-                                          {"entitlement_milli"}, {"usage_milli"},
-                                          {"demand_milli"},      {"over_budget"},
-                                          {"guaranteed_milli"}};
-  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
-    switch (field) {
-      case 0:
-        return ReadString(v, p, out.queue);
-      case 1:
-        return ReadString(v, p, out.gpu_model);
-      case 2:
-        return ReadInt64(v, p, out.entitlement_milli);
-      case 3:
-        return ReadInt64(v, p, out.usage_milli);
-      case 4:
-        return ReadInt64(v, p, out.demand_milli);
-      case 5:
-        return ReadBool(v, p, out.over_budget);
-      default:
-        return ReadInt64(v, p, out.guaranteed_milli);
-    }
-  });
+  using S = QueueShare;
+  static constexpr Field<S> kFields[] = {
+      {"queue", ReadMember<&S::queue, ReadString>, true},
+      {"gpu_model", ReadMember<&S::gpu_model, ReadString>, true},
+      {"entitlement_milli", ReadMember<&S::entitlement_milli, ReadInt64>},
+      {"usage_milli", ReadMember<&S::usage_milli, ReadInt64>},
+      {"demand_milli", ReadMember<&S::demand_milli, ReadInt64>},
+      {"guaranteed_milli", ReadMember<&S::guaranteed_milli, ReadInt64>},
+      {"over_budget", ReadMember<&S::over_budget, ReadBool>},
+  };
+  return ReadFields(value, path, kFields, out);
 }
 
 absl::Status ReadCounters(JsonValue value, const Path& path, Counters& out) {
-  static constexpr FieldSpec kFields[] = {{"jobs_considered"},      {"jobs_started"},
-                                          {"candidates_evaluated"}, {"transactions_rolled_back"},
-                                          {"equivalence_hits"},     {"preemption_plans"},
-                                          {"preemptions"},          {"counterfactual_plans"},
-                                          {"resizes"},              {"budget_exhausted"}};
-  return ReadFields(value, path, kFields, [&](size_t field, JsonValue v, const Path& p) {
-    switch (field) {
-      case 0:
-        return ReadInt64(v, p, out.jobs_considered);
-      case 1:
-        return ReadInt64(v, p, out.jobs_started);
-      case 2:
-        return ReadInt64(v, p, out.candidates_evaluated);
-      case 3:
-        return ReadInt64(v, p, out.transactions_rolled_back);
-      case 4:
-        return ReadInt64(v, p, out.equivalence_hits);
-      case 5:
-        return ReadInt64(v, p, out.preemption_plans);
-      case 6:
-        return ReadInt64(v, p, out.preemptions);
-      case 7:
-        return ReadInt64(v, p, out.counterfactual_plans);
-      case 8:
-        return ReadInt64(v, p, out.resizes);
-      default:
-        return internal::ReadBool(v, p, out.budget_exhausted);
-    }
-  });
+  using C = Counters;
+  static constexpr Field<C> kFields[] = {
+      {"jobs_considered", ReadMember<&C::jobs_considered, ReadInt64>},
+      {"jobs_started", ReadMember<&C::jobs_started, ReadInt64>},
+      {"candidates_evaluated", ReadMember<&C::candidates_evaluated, ReadInt64>},
+      {"transactions_rolled_back", ReadMember<&C::transactions_rolled_back, ReadInt64>},
+      {"equivalence_hits", ReadMember<&C::equivalence_hits, ReadInt64>},
+      {"preemption_plans", ReadMember<&C::preemption_plans, ReadInt64>},
+      {"preemptions", ReadMember<&C::preemptions, ReadInt64>},
+      {"resizes", ReadMember<&C::resizes, ReadInt64>},
+      {"counterfactual_plans", ReadMember<&C::counterfactual_plans, ReadInt64>},
+      {"budget_exhausted", ReadMember<&C::budget_exhausted, ReadBool>},
+  };
+  return ReadFields(value, path, kFields, out);
 }
 
 absl::Status ReadDecisions(internal::JsonObject& object, const Path& path, Decisions& out) {
-  static constexpr FieldSpec kFields[] = {
-      {"policy_name"},  {"policy_version"}, {"scorer"},       {"input_fingerprint"},
-      {"starts"},       {"preemptions"},    {"migrations"},   {"resizes"},
-      {"reservations"}, {"pending"},        {"queue_shares"}, {"counters"},
+  using D = Decisions;
+  static constexpr Field<D> kFields[] = {
+      {"policy_name", ReadMember<&D::policy_name, ReadString>},
+      {"policy_version", ReadMember<&D::policy_version, ReadInt32>},
+      {"scorer", ReadMember<&D::scorer, ReadString>},
+      {"input_fingerprint", ReadMember<&D::input_fingerprint, ReadString>},
+      {"starts", ReadMember<&D::starts, ReadArrayOf<ReadStart>>},
+      {"preemptions", ReadMember<&D::preemptions, ReadArrayOf<ReadPreempt>>},
+      {"migrations", ReadMember<&D::migrations, ReadArrayOf<ReadMigrate>>},
+      {"resizes", ReadMember<&D::resizes, ReadArrayOf<ReadResize>>},
+      {"reservations", ReadMember<&D::reservations, ReadArrayOf<ReadReserve>>},
+      {"pending", ReadMember<&D::pending, ReadArrayOf<ReadPending>>},
+      {"queue_shares", ReadMember<&D::queue_shares, ReadArrayOf<ReadQueueShare>>},
+      {"counters", ReadMember<&D::counters, ReadCounters>},
   };
-  return internal::ReadObjectFields(object, path, kFields,
-                                    [&](size_t field, JsonValue v, const Path& p) {
-                                      switch (field) {
-                                        case 0:
-                                          return ReadString(v, p, out.policy_name);
-                                        case 1:
-                                          return ReadInt32(v, p, out.policy_version);
-                                        case 2:
-                                          return ReadString(v, p, out.scorer);
-                                        case 3:
-                                          return ReadString(v, p, out.input_fingerprint);
-                                        case 4:
-                                          return ReadArray(v, p, out.starts, ReadStart);
-                                        case 5:
-                                          return ReadArray(v, p, out.preemptions, ReadPreempt);
-                                        case 6:
-                                          return ReadArray(v, p, out.migrations, ReadMigrate);
-                                        case 7:
-                                          return ReadArray(v, p, out.resizes, ReadResize);
-                                        case 8:
-                                          return ReadArray(v, p, out.reservations, ReadReserve);
-                                        case 9:
-                                          return ReadArray(v, p, out.pending, ReadPending);
-                                        case 10:
-                                          return ReadArray(v, p, out.queue_shares, ReadQueueShare);
-                                        default:
-                                          return ReadCounters(v, p, out.counters);
-                                      }
-                                    });
+  return internal::ReadObjectFields(object, path, kFields, out);
 }
 
 }  // namespace
