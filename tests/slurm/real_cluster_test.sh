@@ -48,11 +48,11 @@ field() {  # field JOB KEY -> value of KEY= in scontrol -o show job
 }
 state() { field "$1" JobState; }
 wait_state() {  # wait_state JOB STATE... (60 s at most)
-  local job=$1 s i
+  local job=$1 s i w
   shift
   for i in $(seq 1 600); do
     s=$(state "$job")
-    for want in "$@"; do [ "$s" = "$want" ] && return 0; done
+    for w in "$@"; do [ "$s" = "$w" ] && return 0; done
     sleep 0.1
   done
   fail "job $job is $s, expected $*: $(scontrol -o show job "$job")"
@@ -68,7 +68,7 @@ chosen_nodes() {  # chosen_nodes DECISIONS_FILE JOB -> "n1,n2" (sorted) or ""
 }
 ran_nodes() {  # where the job's tasks said they ran, last run only -> "n1,n2"
   awk -v j="$1" '/^start job=/ {delete seen} /^task job=/ {split($3, a, "="); seen[a[2]] = 1}
-    END {n = ""; for (k in seen) n = n k "\n"; printf "%s", n}' "$LAB/jobs/$1.out" |
+    END {n = ""; for (k in seen) n = n k "\n"; printf "%s", n}' "$LAB/jobs/$1.out" 2>/dev/null |
     sort | paste -sd, -
 }
 slurm_nodes() { scontrol show hostnames "$(field "$1" NodeList)" | sort | paste -sd, -; }
@@ -112,7 +112,7 @@ for round in $(seq 1 20); do
   [ $left = 0 ] && break
   sleep 2
 done
-for j in $JOBS; do [ -n "${WANT[$j]:-}" ] || fail "job $j never started: $(field "$j" Comment)"; done
+for j in $JOBS; do [ -n "${WANT[$j]:-}" ] || fail "job $j never started: $(squeue -h -j "$j" -o %k)"; done
 for j in $JOBS; do
   wait_state "$j" COMPLETED
   [ "$(field "$j" ExitCode)" = 0:0 ] || fail "job $j exit code $(field "$j" ExitCode)"
@@ -157,9 +157,9 @@ echo "  gpupool preempts job $VICTIM (on $V_NODES) for job $H, which it places o
 grep -q "^checkpoint job=$VICTIM" "$LAB/jobs/$VICTIM.out" ||
   fail "victim $VICTIM got no checkpoint signal: $(cat "$LAB/jobs/$VICTIM.out")"
 wait_state "$VICTIM" PENDING
-case "$(field "$VICTIM" Comment)" in
+case "$(squeue -h -j "$VICTIM" -o %k)" in
   *"gpupool: preempted for job $H"*) ;;
-  *) fail "victim comment: $(field "$VICTIM" Comment)" ;;
+  *) fail "victim comment: $(squeue -h -j "$VICTIM" -o %k)" ;;
 esac
 check_ran_where_chosen "$H" "$H_NODES"
 for j in $FILL; do
