@@ -314,10 +314,13 @@ void CheckSnapshot(uint64_t seed, const Snapshot& snapshot, std::vector<std::str
     }
   }
 
-  // Occupants per GPU and per node (running jobs that stay and new starts), to check sharing.
+  // Occupants per GPU and per node (running jobs that stay and new starts), to check sharing:
+  // what the host holds once it has carried out the evictions and the elastic shrinks (a
+  // replica removed by a Resize frees its GPUs for the starts of the same cycle).
   std::map<std::pair<std::string, int32_t>, std::set<std::string>> gpu_jobs;
   std::map<std::string, std::set<std::string>> node_jobs;
-  for (const Job& job : snapshot.jobs) {
+  const Snapshot staying = WithVictimsEvicted(snapshot, d);
+  for (const Job& job : staying.jobs) {
     if (victims.count(job.id)) continue;
     for (const ReplicaPlacement& p : job.placements) {
       node_jobs[p.node].insert(job.id);
