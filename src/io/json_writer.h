@@ -33,6 +33,12 @@ class JsonWriter {
   void BeginOneLineObject() { BeginObject(true); }
   void EndObject();
   void BeginArray();
+  // An array on one line, e.g. of numbers written with Number().
+  void BeginOneLineArray() {
+    BeforeValue();
+    out_ += '[';
+    stack_.push_back({true, false, true});
+  }
   void EndArray();
   void Key(std::string_view key);
 
@@ -43,6 +49,17 @@ class JsonWriter {
   // An exact decimal fraction, units / 10^decimals, written with `decimals` digits after the
   // point: Fixed(388889, 6) is 0.388889. Not floating point: the digits come from the integer.
   void Fixed(int64_t units, int decimals);
+  // A number the caller has already formatted, written verbatim: it must be a JSON number (the
+  // simulator's metrics, which are doubles printed with a fixed number of decimals). Prefer
+  // Int() and Fixed() wherever the value is an integer or an exact fraction.
+  void Number(std::string_view literal) {
+    BeforeValue();
+    out_.append(literal);
+  }
+  void Null() {
+    BeforeValue();
+    out_ += "null";
+  }
 
   // Single-line arrays of scalars.
   void StringArray(const std::vector<std::string>& values);

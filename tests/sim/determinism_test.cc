@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "gpupool/scorers/scorers.h"
-#include "gpupool/sim/report.h"
-#include "gpupool/sim/simulator.h"
+#include "gpupool/sim/inflation.h"
+#include "gpupool/sim/inflation_report.h"
 #include "gtest/gtest.h"
 
 namespace gpupool::sim {
@@ -35,11 +35,11 @@ TEST(Determinism, SameSeedSameBytes) {
   const Workload w = SyntheticWorkload(1000, 5);
   const std::vector<PolicyResult> a = RunAll(c, w);
   const std::vector<PolicyResult> b = RunAll(c, w);
-  RunInfo info;
-  EXPECT_EQ(ResultsJson(info, a), ResultsJson(info, b));
-  EXPECT_EQ(CurvesCsv(a), CurvesCsv(b));
-  EXPECT_EQ(SummaryTable(info, a), SummaryTable(info, b));
-  EXPECT_EQ(HtmlReport(info, a), HtmlReport(info, b));
+  InflationRunInfo info;
+  EXPECT_EQ(InflationJson(info, a), InflationJson(info, b));
+  EXPECT_EQ(InflationCurvesCsv(a), InflationCurvesCsv(b));
+  EXPECT_EQ(InflationSummaryTable(info, a), InflationSummaryTable(info, b));
+  EXPECT_EQ(InflationHtmlReport(info, a), InflationHtmlReport(info, b));
 }
 
 TEST(Determinism, SeedsChangeTheRun) {
@@ -60,17 +60,17 @@ TEST(Reports, JsonHasTheKeysE1Lists) {
   options.seeds = {42, 43};
   absl::StatusOr<PolicyResult> r = RunInflation(c, w, "fgd", options);
   ASSERT_TRUE(r.ok());
-  const std::string json = ResultsJson(RunInfo{}, {*r});
+  const std::string json = InflationJson(InflationRunInfo{}, {*r});
   for (const char* key : {"\"policy\": \"fgd\"", "\"seeds\": [42, 43]", "\"alloc_ratio_at_100\"",
                           "\"alloc_ratio_at_130\"", "\"unallocated_gpus_at_130\"",
                           "\"frag_ratio_at_90\"", "\"per_seed\""}) {
     EXPECT_NE(json.find(key), std::string::npos) << key;
   }
-  const std::string html = HtmlReport(RunInfo{}, {*r});
+  const std::string html = InflationHtmlReport(InflationRunInfo{}, {*r});
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));  // no network
   EXPECT_EQ(html.find("<script"), std::string::npos);
-  const std::string csv = CurvesCsv({*r});
+  const std::string csv = InflationCurvesCsv({*r});
   EXPECT_EQ(csv.rfind("policy,seed,arrived_percent", 0), 0u);
   EXPECT_NE(csv.find("\nfgd,43,130,"), std::string::npos);
 }

@@ -4,7 +4,8 @@
 #include <vector>
 
 #include "gpupool/scorers/scorers.h"
-#include "gpupool/sim/simulator.h"
+#include "gpupool/sim/inflation.h"
+#include "gpupool/sim/placer.h"
 #include "gtest/gtest.h"
 
 namespace gpupool::sim {
@@ -49,12 +50,12 @@ TEST_P(Equivalence, IncrementalMatchesSchedulePodByPod) {
   policy->scorer_selects_gpu = false;
   policy->uniform_random = false;  // random as its scorer: a seeded hash of the node's state
   const std::vector<int32_t> seq = InflateWorkload(w, cluster.TotalGpuMilli(), 1.3, 3);
-  std::unique_ptr<Placer> fast = MakeIncrementalPlacer(cluster, w, *policy, 3);
-  std::unique_ptr<Placer> slow = MakeSchedulePlacer(cluster, w, *policy);
+  std::unique_ptr<PodPlacer> fast = MakeIncrementalPlacer(cluster, w, *policy, 3);
+  std::unique_ptr<PodPlacer> slow = MakeSchedulePlacer(cluster, w, *policy);
   int placed = 0;
   for (size_t i = 0; i < seq.size(); ++i) {
-    absl::StatusOr<Placement> a = fast->Place(seq[i]);
-    absl::StatusOr<Placement> b = slow->Place(seq[i]);
+    absl::StatusOr<PodPlacement> a = fast->Place(seq[i]);
+    absl::StatusOr<PodPlacement> b = slow->Place(seq[i]);
     ASSERT_TRUE(a.ok()) << a.status();
     ASSERT_TRUE(b.ok()) << b.status();
     ASSERT_EQ(a->node, b->node) << "arrival " << i << " (pod " << w.pods[seq[i]].id << ")";

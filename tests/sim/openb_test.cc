@@ -7,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "gpupool/sim/simulator.h"
+#include "gpupool/sim/inflation.h"
+#include "gpupool/sim/placer.h"
 #include "gtest/gtest.h"
 
 namespace gpupool::sim {
@@ -81,7 +82,7 @@ TEST(Openb, ReplayFixtureMatchesTheFgdSimulator) {
     const std::vector<bool>& theirs = std::string(name) == "fgd" ? fgd_placed : bestfit_placed;
     absl::StatusOr<SimPolicy> policy = MakeSimPolicy(name, *w, 42);
     ASSERT_TRUE(policy.ok());
-    std::unique_ptr<Placer> placer = MakeIncrementalPlacer(*c, *w, *policy, 42);
+    std::unique_ptr<PodPlacer> placer = MakeIncrementalPlacer(*c, *w, *policy, 42);
     int64_t their_used = 0;
     double worst = 0;
     for (size_t i = 0; i < seq.size(); ++i) {

@@ -3,7 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "gpupool/sim/replay.h"
+#include "gpupool/sim/philly.h"
+#include "gpupool/sim/trace_job.h"
+#include "gpupool/sim/utc_time.h"
 #include "gtest/gtest.h"
 
 namespace gpupool::sim {

@@ -3,7 +3,9 @@
 #include <map>
 #include <vector>
 
-#include "gpupool/sim/simulator.h"
+#include "gpupool/sim/inflation.h"
+#include "gpupool/sim/placer.h"
+#include "gpupool/sim/pod_events.h"
 #include "gtest/gtest.h"
 
 namespace gpupool::sim {
@@ -100,8 +102,8 @@ TEST(RunInflation, RejectsBadInput) {
   EXPECT_EQ(RunInflation(c, w, "nope", {}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-// The event core: a pod that completes frees its room for later arrivals.
-TEST(Replay, CompletionsFreeResources) {
+// The pod event loop: a pod that completes frees its room for later arrivals.
+TEST(PodEvents, CompletionsFreeResources) {
   Cluster cluster;
   cluster.nodes.push_back(SimNode{"n0", "G2", 1, 8000, 1000});
   Workload w;
@@ -109,12 +111,13 @@ TEST(Replay, CompletionsFreeResources) {
   w.pods[0].duration_s = 10;
   absl::StatusOr<SimPolicy> policy = MakeSimPolicy("best-fit", w, 1);
   ASSERT_TRUE(policy.ok());
-  std::unique_ptr<Placer> placer = MakeIncrementalPlacer(cluster, w, *policy, 1);
+  std::unique_ptr<PodPlacer> placer = MakeIncrementalPlacer(cluster, w, *policy, 1);
   int completions = 0;
-  ReplayObserver observer;
-  observer.on_completion = [&](const Event&) { ++completions; };
+  PodEventObserver observer;
+  observer.on_completion = [&](const PodEvent&) { ++completions; };
   // b arrives at 5 (a still runs: fails) and b again at 10 (a just finished: placed).
-  absl::StatusOr<std::vector<Placement>> p = Replay(w, {0, 1, 1}, {0, 5, 10}, *placer, observer);
+  absl::StatusOr<std::vector<PodPlacement>> p =
+      RunPodEvents(w, {0, 1, 1}, {0, 5, 10}, *placer, observer);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ((*p)[0].node, 0);
   EXPECT_EQ((*p)[1].node, -1);

@@ -24,7 +24,7 @@ TraceJob J(int64_t submit, int32_t gpus, int64_t duration, std::string vc) {
 // Two nodes of 8 GPUs, one rack.
 constexpr ReplayPool kTwoNodes{.nodes = 2, .gpus_per_node = 8, .nodes_per_rack = 2};
 
-ReplayResult Replay(const char* policy, const std::vector<TraceJob>& jobs, int64_t bucket_s) {
+ReplayResult RunNamed(const char* policy, const std::vector<TraceJob>& jobs, int64_t bucket_s) {
   absl::StatusOr<ReplayOptions> o = MakeReplayOptions(policy);
   EXPECT_TRUE(o.ok()) << o.status();
   o->pool = kTwoNodes;
@@ -49,7 +49,7 @@ int64_t Sum(const std::vector<int64_t>& v) {
 TEST(ReplaySeries, BucketsSumExactlyToTheMetricsTotals) {
   for (const char* policy : {"fifo", "las", "las-free", "default"}) {
     for (int64_t bucket_s : {int64_t{60}, int64_t{3600}, int64_t{7}}) {
-      const ReplayResult r = Replay(policy, TinyTrace(), bucket_s);
+      const ReplayResult r = RunNamed(policy, TinyTrace(), bucket_s);
       const ReplaySeries& s = r.series;
       ASSERT_EQ(s.queues.size(), r.metrics.queues.size()) << policy;
       EXPECT_EQ(s.bucket_s, bucket_s);
@@ -92,7 +92,7 @@ TEST(ReplaySeries, BucketsSumExactlyToTheMetricsTotals) {
 TEST(ReplaySeries, OneJobByHand) {
   // 8 GPUs from 30 to 130 with one-minute buckets from 0: 30 s, 60 s and 10 s of 8 GPUs. The
   // only queue is entitled to exactly its demand.
-  const ReplayResult r = Replay("fifo", {J(30, 8, 100, "a")}, 60);
+  const ReplayResult r = RunNamed("fifo", {J(30, 8, 100, "a")}, 60);
   ASSERT_EQ(r.series.queues.size(), 1u);
   EXPECT_EQ(r.series.start, 0);
   EXPECT_EQ(r.series.end, 130);
@@ -118,7 +118,7 @@ size_t Count(const std::string& text, const std::string& what) {
 TEST(ReplayHtmlReport, OneChartPerQueueAndTheJctChart) {
   std::vector<ReplayRun> runs;
   for (const char* policy : {"fifo", "las", "default"}) {
-    runs.push_back(ReplayRun{.label = policy, .result = Replay(policy, TinyTrace(), 3600)});
+    runs.push_back(ReplayRun{.label = policy, .result = RunNamed(policy, TinyTrace(), 3600)});
   }
   ReplayReportInfo info{.trace = "tiny <trace>.csv", .window = "whole trace", .pool = kTwoNodes};
   const std::string html = ReplayHtmlReport(runs, info);
@@ -152,8 +152,8 @@ TEST(ReplayHtmlReport, OneChartPerQueueAndTheJctChart) {
 
 TEST(ReplayHtmlReport, SameBytesTwice) {
   const ReplayReportInfo info{.trace = "t.csv", .window = "", .pool = kTwoNodes};
-  const std::string a = ReplayHtmlReport(Replay("default", TinyTrace(), 3600), info);
-  const std::string b = ReplayHtmlReport(Replay("default", TinyTrace(), 3600), info);
+  const std::string a = ReplayHtmlReport(RunNamed("default", TinyTrace(), 3600), info);
+  const std::string b = ReplayHtmlReport(RunNamed("default", TinyTrace(), 3600), info);
   EXPECT_EQ(a, b);
   EXPECT_EQ(Count(a, "aria-label=\"queue "), 3u);
 }
@@ -161,7 +161,7 @@ TEST(ReplayHtmlReport, SameBytesTwice) {
 TEST(ReplayHtmlReport, EmptyRunsAndEmptyTraceStillMakeAPage) {
   const std::string none = ReplayHtmlReport(std::vector<ReplayRun>{}, ReplayReportInfo{});
   EXPECT_NE(none.find("</html>"), std::string::npos);
-  const std::string empty = ReplayHtmlReport(Replay("fifo", {}, 3600), ReplayReportInfo{});
+  const std::string empty = ReplayHtmlReport(RunNamed("fifo", {}, 3600), ReplayReportInfo{});
   EXPECT_NE(empty.find("</html>"), std::string::npos);
   EXPECT_EQ(empty.find("nan"), std::string::npos);
   EXPECT_EQ(empty.find("inf"), std::string::npos);

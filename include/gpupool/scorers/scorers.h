@@ -3,7 +3,7 @@
 //
 // Each is a gpupool::PlacementScorer (see placement_scorer.h): a pure function of the node view
 // and the request, with a stable Name(). Set one as Policy::scorer to use it in Schedule(), or
-// hand it to the simulator (gpupool/sim/simulator.h). Scores are integers; the highest wins and
+// hand it to the simulator (gpupool/sim/placer.h). Scores are integers; the highest wins and
 // the engine breaks ties by topology order, then node id.
 //
 // The definitions follow EVALUATION.md E1 and the FGD authors' simulator

@@ -1,4 +1,7 @@
-// Time-based trace replay: the Philly protocol of EVALUATION.md E2 (docs/replay.md).
+// The job-level replay (docs/replay.md): a time-based trace of jobs (gpupool/sim/trace_job.h,
+// e.g. the Philly trace read by gpupool/sim/philly.h) replayed on a pool through
+// gpupool::Schedule(). Not to be confused with the pod-level inflation protocol
+// (gpupool/sim/inflation.h), which places pods one at a time and never preempts.
 //
 // A discrete-event replay of job arrivals and completions through gpupool::Schedule(): at every
 // second where something changed the replay builds a Snapshot of the pool, schedules it and
@@ -17,51 +20,15 @@
 #include "absl/status/statusor.h"
 #include "gpupool/ledger.h"
 #include "gpupool/policy.h"
+#include "gpupool/sim/philly.h"  // for callers that replay the Philly trace
+#include "gpupool/sim/trace_job.h"
+#include "gpupool/sim/utc_time.h"  // for callers that select a window by date
 #include "gpupool/snapshot.h"
 
 namespace gpupool::sim {
 
-// One job of a time-based trace.
-struct TraceJob {
-  // Submit time, seconds since 1970-01-01 00:00:00 UTC.
-  int64_t submit_time = 0;
-  // Seconds of work the job needs once it runs (the trace's duration, rounded half up).
-  int64_t duration_s = 0;
-  int32_t num_gpus = 0;
-  // Tenant: the virtual cluster, one queue of the replay.
-  std::string cluster;
-  // 1-based line of the file the job came from (0 when not read from a file).
-  int64_t line = 0;
-};
-
-// Seconds since 1970-01-01 00:00:00 UTC of "YYYY-MM-DD HH:MM:SS" or of "YYYY-MM-DD" (midnight),
-// proleptic Gregorian calendar, years 1970..9999. No time zone database and no clock: the
-// conversion is days-from-civil arithmetic. InvalidArgument naming what is wrong otherwise.
-absl::StatusOr<int64_t> ParseUtcTime(std::string_view text);
-
-// The inverse, "YYYY-MM-DD HH:MM:SS", for messages and reports.
-std::string FormatUtcTime(int64_t seconds);
-
-// Parses the Philly CSV (`timestamp,duration,num_gpus,gpu_time,cluster`, with that header line)
-// held in `text`; `file_name` only names the file in messages. Blank lines are skipped. Jobs come
-// back in file order. Errors are InvalidArgument of the form
-//   philly.csv:17: num_gpus: expected an integer, got "x"
-// Durations are decimal numbers of seconds, rounded half up to whole seconds from their decimal
-// digits (no floating point). num_gpus must be positive, duration non-negative; gpu_time is
-// checked to be a number but not used.
-absl::StatusOr<std::vector<TraceJob>> ParsePhillyCsv(std::string_view text,
-                                                     std::string_view file_name);
-
-// Reads and parses the file at `path` (NotFound when it cannot be opened).
-absl::StatusOr<std::vector<TraceJob>> ReadPhillyCsv(const std::string& path);
-
-// The jobs submitted in [start, start + days x 86400), in their input order. Without `start`,
-// all jobs (days ignored).
-std::vector<TraceJob> SelectWindow(const std::vector<TraceJob>& jobs, std::optional<int64_t> start,
-                                   int64_t days);
-
 // The pool of a replay: `nodes` nodes of `gpus_per_node` GPUs of one model, each node one NVLink
-// island, `nodes_per_rack` nodes per rack (topology level "rack"). E2: 64 x 8, 16 per rack.
+// island, `nodes_per_rack` nodes per rack (topology level "rack"). Default: 64 x 8, 16 per rack.
 struct ReplayPool {
   int32_t nodes = 64;
   int32_t gpus_per_node = 8;
@@ -133,7 +100,7 @@ struct QueueMetrics {
   double jct_mean_s = 0;
 };
 
-// The metrics of E2. Times in seconds.
+// The metrics of a replay (docs/replay.md, "Metrics"). Times in seconds.
 struct ReplayMetrics {
   std::string policy;
   int64_t jobs = 0;
@@ -218,10 +185,13 @@ struct ReplayResult {
 absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
                                        const std::vector<TraceJob>& jobs);
 
-// The metrics as one JSON object with E2's keys (jct_mean_s, jct_p50_s, jct_p99_s,
-// queue_delay_mean_s, queue_delay_p99_s, makespan_s, utilization, preemptions,
-// gpu_hours_lost_to_preemption, jain_fairness, max_wait_s), plus policy, jobs, cycles and
-// "queues" (per-queue share received versus entitlement). Deterministic formatting.
+// The metrics as one JSON object: jct_mean_s, jct_p50_s, jct_p99_s, queue_delay_mean_s,
+// queue_delay_p99_s, makespan_s, utilization, preemptions, gpu_hours_lost_to_preemption,
+// jain_fairness, max_wait_s, plus policy, jobs, jobs_completed, jobs_unschedulable, cycles and
+// "queues" (per-queue share received versus entitlement), one member per line. Written by
+// gpupool::io's JSON writer: names are escaped, so any policy or queue name round-trips through
+// a JSON parser; numbers have a fixed number of decimals per key, and one that is not finite is
+// null. Deterministic: the same metrics give the same bytes.
 std::string ReplayMetricsToJson(const ReplayMetrics& metrics);
 
 }  // namespace gpupool::sim

@@ -1,5 +1,5 @@
 // A self-contained HTML report of one or more replays of the same trace (docs/replay.md, "HTML
-// report"): the E2 metrics, the JCT and queueing-delay distributions, and per queue the GPUs it
+// report"): the metrics, the JCT and queueing-delay distributions, and per queue the GPUs it
 // held against its entitlement over time. Inline SVG and CSS only: no scripts, no network, no
 // clock; the same results give the same bytes.
 #ifndef GPUPOOL_SIM_REPLAY_REPORT_H_

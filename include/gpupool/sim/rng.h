@@ -1,6 +1,10 @@
-// The simulator's random number generator: xoshiro256** seeded through SplitMix64, with an
-// unbiased bounded draw. Defined here (not std::*_distribution) so that a seed gives the same
-// sequence with every compiler and standard library.
+// The simulator's random number generator: xoshiro256** (Blackman and Vigna) seeded through
+// SplitMix64, with an unbiased bounded draw (Lemire's multiply-and-reject).
+//
+// Defined here rather than taken from <random>'s distributions, whose results differ between
+// standard libraries: a seed gives the same sequence with every compiler, standard library and
+// platform. Portable C++20: the 128-bit product the bounded draw needs is computed from 32-bit
+// halves, not with a compiler extension. Not thread-safe (one generator per run); cheap to copy.
 #ifndef GPUPOOL_SIM_RNG_H_
 #define GPUPOOL_SIM_RNG_H_
 
@@ -10,8 +14,7 @@ namespace gpupool::sim {
 
 class Rng {
  public:
-  __extension__ typedef unsigned __int128 Wide;
-
+  // The state is four SplitMix64 outputs of `seed`; every seed, 0 included, is valid.
   explicit Rng(uint64_t seed) {
     uint64_t x = seed;
     for (uint64_t& s : state_) s = SplitMix(x);
@@ -30,18 +33,16 @@ class Rng {
     return result;
   }
 
-  // Uniform in [0, n) for n > 0 (Lemire's multiply-and-reject: no modulo bias).
+  // Uniform in [0, n) for n > 0: the high word of Next() x n, redrawn while the low word falls
+  // in the biased band (fewer than n of the 2^64 values), so there is no modulo bias.
   uint64_t Uniform(uint64_t n) {
-    Wide m = static_cast<Wide>(Next()) * n;
-    uint64_t low = static_cast<uint64_t>(m);
+    uint64_t high = 0;
+    uint64_t low = MulWide(Next(), n, high);
     if (low < n) {
       const uint64_t threshold = (0 - n) % n;
-      while (low < threshold) {
-        m = static_cast<Wide>(Next()) * n;
-        low = static_cast<uint64_t>(m);
-      }
+      while (low < threshold) low = MulWide(Next(), n, high);
     }
-    return static_cast<uint64_t>(m >> 64);
+    return high;
   }
 
  private:
@@ -52,6 +53,20 @@ class Rng {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
   }
+  // The full 128-bit product a x b: returns its low 64 bits and sets `high` to its high 64.
+  static uint64_t MulWide(uint64_t a, uint64_t b, uint64_t& high) {
+    const uint64_t a_lo = a & 0xffffffffULL, a_hi = a >> 32;
+    const uint64_t b_lo = b & 0xffffffffULL, b_hi = b >> 32;
+    const uint64_t lo_lo = a_lo * b_lo;
+    const uint64_t hi_lo = a_hi * b_lo;
+    const uint64_t lo_hi = a_lo * b_hi;
+    const uint64_t hi_hi = a_hi * b_hi;
+    // The middle column, with the carries of its three 32-bit terms (none overflows 64 bits).
+    const uint64_t middle = (lo_lo >> 32) + (hi_lo & 0xffffffffULL) + lo_hi;
+    high = hi_hi + (hi_lo >> 32) + (middle >> 32);
+    return (middle << 32) | (lo_lo & 0xffffffffULL);
+  }
+
   uint64_t state_[4];
 };
 

@@ -1,7 +1,10 @@
-// The Philly trace reader and the civil-time conversion it needs.
+// The Philly trace reader (gpupool/sim/philly.h), the civil-time conversion it needs
+// (gpupool/sim/utc_time.h) and the window selection (gpupool/sim/trace_job.h).
 //
 // Times are converted with days-from-civil arithmetic (H. Hinnant's algorithm) rather than a
 // time zone library: the trace is UTC, and the result must not depend on the machine.
+#include "gpupool/sim/philly.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
@@ -14,7 +17,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
-#include "gpupool/sim/replay.h"
+#include "gpupool/sim/trace_job.h"
+#include "gpupool/sim/utc_time.h"
 
 namespace gpupool::sim {
 namespace {

@@ -1,4 +1,4 @@
-// The named replay policies of E2 (docs/replay.md explains each choice).
+// The named replay policies (docs/replay.md explains each choice).
 #include <string>
 #include <string_view>
 #include <vector>

@@ -1,4 +1,4 @@
-// The discrete-event replay of E2 (docs/replay.md): the driver.
+// The job-level replay (docs/replay.md): the driver.
 //
 // The replay keeps each job's own state (work done, attained service, where it runs) and builds
 // a fresh Snapshot from it at every event second, so that the engine sees exactly what a host
@@ -88,39 +88,6 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
   if (!report.ok()) return report.status();
   result.ledger = *std::move(report);
   return result;
-}
-
-std::string ReplayMetricsToJson(const ReplayMetrics& m) {
-  std::string out = "{\n";
-  out += fmt::format("  \"policy\": \"{}\",\n", m.policy);
-  out += fmt::format("  \"jobs\": {},\n", m.jobs);
-  out += fmt::format("  \"jobs_completed\": {},\n", m.jobs_completed);
-  out += fmt::format("  \"jobs_unschedulable\": {},\n", m.jobs_unschedulable);
-  out += fmt::format("  \"jct_mean_s\": {:.3f},\n", m.jct_mean_s);
-  out += fmt::format("  \"jct_p50_s\": {:.3f},\n", m.jct_p50_s);
-  out += fmt::format("  \"jct_p99_s\": {:.3f},\n", m.jct_p99_s);
-  out += fmt::format("  \"queue_delay_mean_s\": {:.3f},\n", m.queue_delay_mean_s);
-  out += fmt::format("  \"queue_delay_p99_s\": {:.3f},\n", m.queue_delay_p99_s);
-  out += fmt::format("  \"makespan_s\": {},\n", m.makespan_s);
-  out += fmt::format("  \"utilization\": {:.6f},\n", m.utilization);
-  out += fmt::format("  \"preemptions\": {},\n", m.preemptions);
-  out +=
-      fmt::format("  \"gpu_hours_lost_to_preemption\": {:.3f},\n", m.gpu_hours_lost_to_preemption);
-  out += fmt::format("  \"jain_fairness\": {:.6f},\n", m.jain_fairness);
-  out += fmt::format("  \"max_wait_s\": {},\n", m.max_wait_s);
-  out += fmt::format("  \"cycles\": {},\n", m.cycles);
-  out += "  \"queues\": [";
-  for (size_t q = 0; q < m.queues.size(); ++q) {
-    const QueueMetrics& qm = m.queues[q];
-    out += fmt::format(
-        "{}\n    {{\"queue\": \"{}\", \"jobs\": {}, \"demand_fraction\": {:.6f}, "
-        "\"guaranteed_milli\": {}, \"received_gpu_seconds\": {:.1f}, "
-        "\"entitled_gpu_seconds\": {:.1f}, \"share_ratio\": {:.6f}, \"jct_mean_s\": {:.3f}}}",
-        q == 0 ? "" : ",", qm.queue, qm.jobs, qm.demand_fraction, qm.guaranteed_milli,
-        qm.received_gpu_seconds, qm.entitled_gpu_seconds, qm.share_ratio, qm.jct_mean_s);
-  }
-  out += m.queues.empty() ? "]\n}\n" : "\n  ]\n}\n";
-  return out;
 }
 
 }  // namespace gpupool::sim

@@ -11,14 +11,14 @@
 #include "absl/status/status.h"
 #include "fmt/format.h"
 #include "gpupool/schedule.h"
-#include "gpupool/sim/simulator.h"
-#include "sim/internal.h"
+#include "gpupool/sim/placer.h"
+#include "sim/inflation/internal.h"
 
 namespace gpupool::sim {
 
 namespace {
 
-class SchedulePlacer final : public Placer {
+class SchedulePlacer final : public PodPlacer {
  public:
   SchedulePlacer(const Cluster& cluster, const Workload& workload, const SimPolicy& policy)
       : cluster_(cluster), workload_(workload), measure_(internal::MeasureTable(workload)) {
@@ -48,7 +48,7 @@ class SchedulePlacer final : public Placer {
     }
   }
 
-  absl::StatusOr<Placement> Place(int32_t pod) override {
+  absl::StatusOr<PodPlacement> Place(int32_t pod) override {
     const SimPod& p = workload_.pods[pod];
     Snapshot snapshot = base_;
     snapshot.now = static_cast<int64_t>(running_.size()) + 1;
@@ -57,7 +57,7 @@ class SchedulePlacer final : public Placer {
     snapshot.jobs.push_back(job);
     absl::StatusOr<Decisions> decisions = Schedule(snapshot, policy_);
     if (!decisions.ok()) return decisions.status();
-    Placement placement;
+    PodPlacement placement;
     for (const StartDecision& start : decisions->starts) {
       if (start.job != job.id || start.placements.empty()) continue;
       const ReplicaPlacement& rp = start.placements[0];
@@ -73,7 +73,7 @@ class SchedulePlacer final : public Placer {
     return placement;
   }
 
-  void Release(int32_t pod, const Placement& placement) override {
+  void Release(int32_t pod, const PodPlacement& placement) override {
     auto it = by_pod_.find(pod);
     if (it == by_pod_.end()) return;
     running_.erase(it->second);
@@ -117,7 +117,7 @@ class SchedulePlacer final : public Placer {
     return job;
   }
 
-  void Account(const Placement& placement, const SimPod& p, int sign) {
+  void Account(const PodPlacement& placement, const SimPod& p, int sign) {
     NodeFree& f = free_[placement.node];
     f.cpu -= sign * p.request.cpu_milli;
     for (int32_t g : placement.gpus) f.gpu[g] -= sign * p.request.MilliPerGpu();
@@ -137,8 +137,8 @@ class SchedulePlacer final : public Placer {
 
 }  // namespace
 
-std::unique_ptr<Placer> MakeSchedulePlacer(const Cluster& cluster, const Workload& workload,
-                                           const SimPolicy& policy) {
+std::unique_ptr<PodPlacer> MakeSchedulePlacer(const Cluster& cluster, const Workload& workload,
+                                              const SimPolicy& policy) {
   return std::make_unique<SchedulePlacer>(cluster, workload, policy);
 }
 

@@ -1,6 +1,6 @@
-// Shared pieces of the simulator (not API).
-#ifndef GPUPOOL_SRC_SIM_INTERNAL_H_
-#define GPUPOOL_SRC_SIM_INTERNAL_H_
+// Shared pieces of the pod-level inflation protocol (not API).
+#ifndef GPUPOOL_SRC_SIM_INFLATION_INTERNAL_H_
+#define GPUPOOL_SRC_SIM_INFLATION_INTERNAL_H_
 
 #include <cstdint>
 #include <string>
@@ -30,7 +30,8 @@ std::vector<std::string> ClusterModels(const Cluster& cluster);
 uint64_t ModelBit(const std::vector<std::string>& models, std::string_view model);
 std::vector<PodShape> PodShapes(const Cluster& cluster, const Workload& workload);
 
-// The popularity table E1's fragmentation measure uses: every class of the workload's pods.
+// The popularity table the fragmentation measure (docs/simulator.md) uses: every class of the
+// workload's pods.
 TaskClassTable MeasureTable(const Workload& workload);
 
 // The basename of a path, for messages.
@@ -38,4 +39,4 @@ std::string BaseName(std::string_view path);
 
 }  // namespace gpupool::sim::internal
 
-#endif  // GPUPOOL_SRC_SIM_INTERNAL_H_
+#endif  // GPUPOOL_SRC_SIM_INFLATION_INTERNAL_H_

@@ -12,7 +12,7 @@
 #include "absl/status/status.h"
 #include "fmt/format.h"
 #include "gpupool/sim/workload.h"
-#include "sim/internal.h"
+#include "sim/inflation/internal.h"
 
 namespace gpupool::sim {
 
@@ -32,7 +32,8 @@ std::vector<std::string_view> Split(std::string_view line, char sep) {
   }
 }
 
-// Iterates the lines of a text, dropping a trailing '\r'.
+// Iterates the lines of a text, dropping the '\r's that end a line (CRLF, or stray CRs before the
+// '\n', which would otherwise end the last field and not survive WriteTrace; found by fuzzing).
 class Lines {
  public:
   explicit Lines(std::string_view text) : text_(text) {}
@@ -41,7 +42,7 @@ class Lines {
     size_t end = text_.find('\n', pos_);
     if (end == std::string_view::npos) end = text_.size();
     *line = text_.substr(pos_, end - pos_);
-    if (!line->empty() && line->back() == '\r') line->remove_suffix(1);
+    while (!line->empty() && line->back() == '\r') line->remove_suffix(1);
     pos_ = end + 1;
     ++number_;
     return true;
@@ -332,6 +333,18 @@ std::string WriteTrace(const Trace& trace) {
                        p.request.gpu_milli, p.request.cpu_milli, p.request.memory_mib, models);
   }
   return out;
+}
+
+int64_t Cluster::TotalGpuMilli() const {
+  int64_t total = 0;
+  for (const SimNode& n : nodes) total += int64_t{n.gpu_count} * kMilliPerGpu;
+  return total;
+}
+
+int64_t Workload::TotalGpuMilli() const {
+  int64_t total = 0;
+  for (const SimPod& p : pods) total += p.request.gpu_milli;
+  return total;
 }
 
 }  // namespace gpupool::sim

@@ -1,5 +1,5 @@
-// JSON, CSV, text and HTML outputs of the simulator.
-#include "gpupool/sim/report.h"
+// JSON, CSV, text and HTML outputs of the inflation protocol (gpupool/sim/inflation_report.h).
+#include "gpupool/sim/inflation_report.h"
 
 #include <algorithm>
 #include <array>
@@ -8,20 +8,25 @@
 #include <vector>
 
 #include "fmt/format.h"
+#include "sim/json_number.h"
 #include "sim/svg.h"
 
 namespace gpupool::sim {
 
 namespace {
 
+using internal::DoubleField;
 using internal::HtmlEscape;
+using internal::JsonWriter;
+using internal::WriteDouble;
 
 struct Published {
   const char* list;
   std::array<double, 6> alloc;  // random, dotprod, gpu-clustering, gpu-packing, best-fit, fgd
 };
 
-// EVALUATION.md E1: mean allocation ratio (%) at 130% arrived, over seeds 42-51.
+// The FGD paper (Weng et al., ATC '23), Figure 9: mean allocation ratio (%) at 130% arrived,
+// over seeds 42-51 (docs/simulator.md).
 constexpr std::array<Published, 9> kPublished = {{
     {"default", {87.47, 90.85, 91.88, 92.00, 93.08, 95.39}},
     {"cpu050", {91.24, 93.27, 93.79, 93.72, 93.79, 95.21}},
@@ -36,69 +41,49 @@ constexpr std::array<Published, 9> kPublished = {{
 
 std::string Num(double v) { return fmt::format("{:.6f}", v); }
 
-std::string Escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<int>(c));
-        } else {
-          out += c;
-        }
-    }
+void WritePolicy(JsonWriter& w, const PolicyResult& r, const InflationRunInfo& info) {
+  w.BeginObject();
+  w.StringField("policy", r.policy);
+  w.StringField("protocol", info.protocol);
+  w.StringField("nodes", info.nodes);
+  w.StringField("pods", info.pods);
+  w.Key("inflation");
+  w.Number(fmt::format("{}", info.ratio));
+  w.Key("seeds");
+  w.BeginOneLineArray();
+  for (const SeedResult& s : r.per_seed) w.Number(fmt::format("{}", s.seed));
+  w.EndArray();
+  DoubleField(w, "alloc_ratio_at_100", r.alloc_ratio_at_100.mean, 6);
+  DoubleField(w, "alloc_ratio_at_130", r.alloc_ratio_at_130.mean, 6);
+  DoubleField(w, "unallocated_gpus_at_130", r.unallocated_gpus_at_130.mean, 6);
+  DoubleField(w, "frag_ratio_at_90", r.frag_ratio_at_90.mean, 6);
+  DoubleField(w, "alloc_ratio_at_100_stddev", r.alloc_ratio_at_100.stddev, 6);
+  DoubleField(w, "alloc_ratio_at_130_stddev", r.alloc_ratio_at_130.stddev, 6);
+  DoubleField(w, "unallocated_gpus_at_130_stddev", r.unallocated_gpus_at_130.stddev, 6);
+  DoubleField(w, "frag_ratio_at_90_stddev", r.frag_ratio_at_90.stddev, 6);
+  w.Key("published_alloc_ratio_at_130");
+  if (std::optional<double> published = PublishedAllocAt130(info.pods, r.policy)) {
+    WriteDouble(w, *published, 6);
+  } else {
+    w.Null();
   }
-  return out;
-}
-
-std::string PolicyJson(const PolicyResult& r, const RunInfo& info, std::string_view indent) {
-  std::string seeds;
+  w.Key("per_seed");
+  w.BeginArray();
   for (const SeedResult& s : r.per_seed) {
-    if (!seeds.empty()) seeds += ", ";
-    seeds += std::to_string(s.seed);
+    w.BeginOneLineObject();
+    w.Key("seed");
+    w.Number(fmt::format("{}", s.seed));
+    w.IntField("pods", s.pods);
+    w.IntField("placed", s.placed);
+    w.IntField("failed", s.failed);
+    DoubleField(w, "alloc_ratio_at_100", s.alloc_ratio_at_100, 6);
+    DoubleField(w, "alloc_ratio_at_130", s.alloc_ratio_at_130, 6);
+    DoubleField(w, "unallocated_gpus_at_130", s.unallocated_gpus_at_130, 6);
+    DoubleField(w, "frag_ratio_at_90", s.frag_ratio_at_90, 6);
+    w.EndObject();
   }
-  std::string out = "{\n";
-  auto key = [&](std::string_view k, const std::string& v, bool comma = true) {
-    out += fmt::format("{}  \"{}\": {}{}\n", indent, k, v, comma ? "," : "");
-  };
-  key("policy", "\"" + Escape(r.policy) + "\"");
-  key("protocol", "\"" + Escape(info.protocol) + "\"");
-  key("nodes", "\"" + Escape(info.nodes) + "\"");
-  key("pods", "\"" + Escape(info.pods) + "\"");
-  key("inflation", fmt::format("{}", info.ratio));
-  key("seeds", "[" + seeds + "]");
-  key("alloc_ratio_at_100", Num(r.alloc_ratio_at_100.mean));
-  key("alloc_ratio_at_130", Num(r.alloc_ratio_at_130.mean));
-  key("unallocated_gpus_at_130", Num(r.unallocated_gpus_at_130.mean));
-  key("frag_ratio_at_90", Num(r.frag_ratio_at_90.mean));
-  key("alloc_ratio_at_100_stddev", Num(r.alloc_ratio_at_100.stddev));
-  key("alloc_ratio_at_130_stddev", Num(r.alloc_ratio_at_130.stddev));
-  key("unallocated_gpus_at_130_stddev", Num(r.unallocated_gpus_at_130.stddev));
-  key("frag_ratio_at_90_stddev", Num(r.frag_ratio_at_90.stddev));
-  std::optional<double> published = PublishedAllocAt130(info.pods, r.policy);
-  key("published_alloc_ratio_at_130", published ? Num(*published) : "null");
-  out += fmt::format("{}  \"per_seed\": [\n", indent);
-  for (size_t i = 0; i < r.per_seed.size(); ++i) {
-    const SeedResult& s = r.per_seed[i];
-    out += fmt::format(
-        "{}    {{\"seed\": {}, \"pods\": {}, \"placed\": {}, \"failed\": {}, "
-        "\"alloc_ratio_at_100\": {}, \"alloc_ratio_at_130\": {}, "
-        "\"unallocated_gpus_at_130\": {}, \"frag_ratio_at_90\": {}}}{}\n",
-        indent, s.seed, s.pods, s.placed, s.failed, Num(s.alloc_ratio_at_100),
-        Num(s.alloc_ratio_at_130), Num(s.unallocated_gpus_at_130), Num(s.frag_ratio_at_90),
-        i + 1 < r.per_seed.size() ? "," : "");
-  }
-  out += fmt::format("{}  ]\n{}}}", indent, indent);
-  return out;
+  w.EndArray();
+  w.EndObject();
 }
 
 // Mean over seeds of a curve, point by point.
@@ -191,18 +176,22 @@ std::optional<double> PublishedAllocAt130(std::string_view pods, std::string_vie
   return std::nullopt;
 }
 
-std::string ResultsJson(const RunInfo& info, const std::vector<PolicyResult>& results) {
-  if (results.size() == 1) return PolicyJson(results[0], info, "") + "\n";
-  std::string out = "{\n  \"runs\": [\n";
-  for (size_t i = 0; i < results.size(); ++i) {
-    out += "    " + PolicyJson(results[i], info, "    ");
-    out += i + 1 < results.size() ? ",\n" : "\n";
+std::string InflationJson(const InflationRunInfo& info, const std::vector<PolicyResult>& results) {
+  JsonWriter w;
+  if (results.size() == 1) {
+    WritePolicy(w, results[0], info);
+  } else {
+    w.BeginObject();
+    w.Key("runs");
+    w.BeginArray();
+    for (const PolicyResult& r : results) WritePolicy(w, r, info);
+    w.EndArray();
+    w.EndObject();
   }
-  out += "  ]\n}\n";
-  return out;
+  return w.Finish();
 }
 
-std::string CurvesCsv(const std::vector<PolicyResult>& results) {
+std::string InflationCurvesCsv(const std::vector<PolicyResult>& results) {
   std::string out =
       "policy,seed,arrived_percent,arrived_gpu_milli,used_gpu_milli,alloc_ratio,frag_ratio\n";
   for (const PolicyResult& r : results) {
@@ -217,7 +206,8 @@ std::string CurvesCsv(const std::vector<PolicyResult>& results) {
   return out;
 }
 
-std::string SummaryTable(const RunInfo& info, const std::vector<PolicyResult>& results) {
+std::string InflationSummaryTable(const InflationRunInfo& info,
+                                  const std::vector<PolicyResult>& results) {
   std::string seeds;
   if (!results.empty() && !results[0].per_seed.empty()) {
     const auto& ps = results[0].per_seed;
@@ -244,7 +234,8 @@ std::string SummaryTable(const RunInfo& info, const std::vector<PolicyResult>& r
   return out;
 }
 
-std::string HtmlReport(const RunInfo& info, const std::vector<PolicyResult>& results) {
+std::string InflationHtmlReport(const InflationRunInfo& info,
+                                const std::vector<PolicyResult>& results) {
   std::string out =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<title>gpupool simulate report</title>\n<style>\n";
@@ -287,7 +278,7 @@ std::string HtmlReport(const RunInfo& info, const std::vector<PolicyResult>& res
   }
   out +=
       "</table>\n<p>Allocation ratio: used GPU milli / total GPU milli. Fragmentation ratio: "
-      "EVALUATION.md E1's measure (FGD's definition). ± is the standard deviation over "
+      "the FGD paper's measure, defined in docs/simulator.md. ± is the standard deviation over "
       "seeds.</p>\n</body></html>\n";
   return out;
 }

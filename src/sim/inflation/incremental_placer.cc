@@ -26,9 +26,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "gpupool/scorers/fragmentation.h"
 #include "gpupool/scorers/scorers.h"
+#include "gpupool/sim/placer.h"
 #include "gpupool/sim/rng.h"
-#include "gpupool/sim/simulator.h"
-#include "sim/internal.h"
+#include "sim/inflation/internal.h"
 
 namespace gpupool::sim {
 
@@ -36,7 +36,7 @@ namespace {
 
 constexpr int64_t kInfeasible = INT64_MIN;
 
-class IncrementalPlacer final : public Placer {
+class IncrementalPlacer final : public PodPlacer {
  public:
   IncrementalPlacer(const Cluster& cluster, const Workload& workload, const SimPolicy& policy,
                     uint64_t seed)
@@ -91,7 +91,7 @@ class IncrementalPlacer final : public Placer {
     }
   }
 
-  absl::StatusOr<Placement> Place(int32_t pod) override {
+  absl::StatusOr<PodPlacement> Place(int32_t pod) override {
     const internal::PodShape& shape = shapes_[pod];
     // Best score and the classes that reach it.
     int64_t best = kInfeasible;
@@ -111,7 +111,7 @@ class IncrementalPlacer final : public Placer {
         if (*classes_[c].members.begin() < *classes_[best_class].members.begin()) best_class = c;
       }
     }
-    Placement placement;
+    PodPlacement placement;
     if (best_class < 0) return placement;
     if (policy_.tie_break == TieBreak::kUniformRandom || policy_.uniform_random) {
       // Uniform over the tied nodes: a class with probability proportional to its size; within
@@ -134,7 +134,7 @@ class IncrementalPlacer final : public Placer {
     return placement;
   }
 
-  void Release(int32_t pod, const Placement& placement) override {
+  void Release(int32_t pod, const PodPlacement& placement) override {
     if (placement.node < 0) return;
     Apply(placement.node, shapes_[pod], placement.gpus, -1);
   }
@@ -168,7 +168,7 @@ class IncrementalPlacer final : public Placer {
     int64_t gpu_free_total = 0;
     std::set<int32_t> members;  // ranks
     int32_t live_pos = -1;
-    int64_t frag = 0;                            // E1 measure, weighted
+    int64_t frag = 0;                            // the fragmentation measure, weighted
     absl::flat_hash_map<int32_t, int64_t> memo;  // pod shape class -> score
   };
 
@@ -337,8 +337,8 @@ class IncrementalPlacer final : public Placer {
 
 }  // namespace
 
-std::unique_ptr<Placer> MakeIncrementalPlacer(const Cluster& cluster, const Workload& workload,
-                                              const SimPolicy& policy, uint64_t seed) {
+std::unique_ptr<PodPlacer> MakeIncrementalPlacer(const Cluster& cluster, const Workload& workload,
+                                                 const SimPolicy& policy, uint64_t seed) {
   return std::make_unique<IncrementalPlacer>(cluster, workload, policy, seed);
 }
 
