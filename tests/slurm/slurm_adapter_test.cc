@@ -7,10 +7,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gpupool/io/json.h"
+#include "gpupool/schedule.h"
 #include "gtest/gtest.h"
 #include "hosts/slurm/cycle.h"
 #include "hosts/slurm/slurm_state.h"
@@ -96,6 +98,24 @@ TEST(SlurmCycleTest, CapturedClusterStartsTakesBackAndExplains) {
           "gpupool chooses the nodes (see docs/slurm.md)'"));
   EXPECT_TRUE(cycle->report.errors.empty());
   EXPECT_TRUE(cycle->report.not_applied.empty());
+}
+
+// docs/slurm.md promises that `gpupool schedule` on the --snapshot-out file gives the cycle's
+// decisions: the snapshot the adapter builds survives its JSON round trip.
+TEST(SlurmCycleTest, SnapshotOutReproducesTheDecisions) {
+  for (const auto& [fixture, now] :
+       {std::pair{"cluster", kClusterNow}, std::pair{"full", kFullNow}}) {
+    FakeRunner runner;
+    runner.AnswerState(fixture);
+    absl::StatusOr<CycleResult> cycle =
+        RunCycle(runner, AdapterOptions{}, Policy{}, now, /*dry_run=*/true);
+    ASSERT_TRUE(cycle.ok()) << cycle.status();
+    absl::StatusOr<Snapshot> reread = io::ParseSnapshot(io::SnapshotToJson(cycle->built.snapshot));
+    ASSERT_TRUE(reread.ok()) << reread.status();
+    absl::StatusOr<Decisions> again = Schedule(*reread, Policy{});
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(io::DecisionsToJson(*again), io::DecisionsToJson(cycle->decisions)) << fixture;
+  }
 }
 
 TEST(SlurmCycleTest, DryRunRunsOnlyTheReadingCommands) {
