@@ -8,8 +8,10 @@
 set -euo pipefail
 GPUPOOL=${1:-gpupool}
 HERE=$(cd "$(dirname "$0")" && pwd)
-export LAB=${LAB:-/tmp/gpupool-slurm-walkthrough.$$} CTLD_PORT=${CTLD_PORT:-36817}
-export NODE_PORT_BASE=${NODE_PORT_BASE:-37001} NODES=4 GPUS=8
+# Ports from the PID unless given, so that several runs at once do not collide.
+PORT=$((20000 + ($$ % 4000) * 8))
+export LAB=${LAB:-/tmp/gpupool-slurm-walkthrough.$$} CTLD_PORT=${CTLD_PORT:-$PORT}
+export NODE_PORT_BASE=${NODE_PORT_BASE:-$((CTLD_PORT + 1))} NODES=4 GPUS=8
 source "$HERE/cluster.sh"
 trap 'cluster_down; rm -rf "$LAB"' EXIT
 step() { printf '\n### %s\n' "$*"; }

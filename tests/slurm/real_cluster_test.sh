@@ -16,7 +16,9 @@ set -uo pipefail
 GPUPOOL=${1:?usage: $0 GPUPOOL_BINARY}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-export LAB=/tmp/gpupool-slurm-test.$$ CTLD_PORT=26817 NODE_PORT_BASE=27001 NODES=4 GPUS=8
+# Ports from the PID, so that test runs of several build trees at once do not collide.
+PORT=$((20000 + ($$ % 4000) * 8))
+export LAB=/tmp/gpupool-slurm-test.$$ CTLD_PORT=$PORT NODE_PORT_BASE=$((PORT + 1)) NODES=4 GPUS=8
 # shellcheck source=../../examples/slurm/cluster.sh
 source "$ROOT/examples/slurm/cluster.sh"
 POLICY=$ROOT/examples/slurm/policy.json
