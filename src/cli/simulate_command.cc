@@ -1,5 +1,4 @@
-// `gpupool simulate`: the two simulators. The pod-level inflation protocol (docs/simulator.md)
-// by default; the job-level replay of the Philly trace with --protocol replay (docs/replay.md).
+// `gpupool simulate`: trace replay with the inflation protocol of EVALUATION.md E1.
 //
 //   gpupool simulate                      built-in openb-like cluster and synthetic workload,
 //                                         every policy, seeds 42-51, summary table on stdout
@@ -9,7 +8,7 @@
 //   gpupool simulate --protocol replay --trace philly:PATH [--cluster NxG[/R]]
 //       [--window-start YYYY-MM-DD --window-days D] --policy NAME[,NAME...|all] [--json OUT.json]
 //       [--html OUT.html]
-//       (the job-level replay of the Philly trace in time, docs/replay.md)
+//       (EVALUATION.md E2: time-based replay of the Philly trace, docs/replay.md)
 #include <unistd.h>
 
 #include <cstdio>
@@ -22,14 +21,14 @@
 
 #include "cli/commands.h"
 #include "fmt/format.h"
+#include "gpupool/chargeback.h"
+#include "gpupool/io/accounting.h"
+#include "gpupool/pooling.h"
 #include "gpupool/scorers/scorers.h"
-#include "gpupool/sim/inflation.h"
-#include "gpupool/sim/inflation_report.h"
-#include "gpupool/sim/philly.h"
 #include "gpupool/sim/replay.h"
 #include "gpupool/sim/replay_report.h"
-#include "gpupool/sim/trace_job.h"
-#include "gpupool/sim/utc_time.h"
+#include "gpupool/sim/report.h"
+#include "gpupool/sim/simulator.h"
 #include "gpupool/sim/workload.h"
 
 namespace gpupool::cli {
@@ -55,6 +54,8 @@ struct SimulateFlags {
   std::string cluster;
   std::string window_start;
   int64_t window_days = 14;
+  std::string prices;
+  std::string chargeback;
 };
 
 // "42-51", "42,43,50" or "7".
@@ -168,7 +169,20 @@ bool ParseClusterSpec(const std::string& spec, sim::ReplayPool& pool) {
   return true;
 }
 
-// The job-level replay (docs/replay.md): the Philly trace replayed in time through Schedule().
+// Adds the members of the JSON object document `members` to the JSON object document `object`
+// (both canonical, members indented by 2 spaces): one object with the members of both.
+std::string MergeJsonObjects(const std::string& object, const std::string& members) {
+  std::string out = object.substr(0, object.rfind('}'));
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  const size_t open = members.find('{');
+  const size_t close = members.rfind('}');
+  std::string inner = members.substr(open + 1, close - open - 1);
+  while (!inner.empty() && inner.front() == '\n') inner.erase(0, 1);
+  while (!inner.empty() && inner.back() == '\n') inner.pop_back();
+  return out + ",\n" + inner + "\n}\n";
+}
+
+// EVALUATION.md E2: the Philly trace replayed in time through Schedule().
 int RunReplayProtocol(const SimulateFlags& f) {
   constexpr std::string_view kPhilly = "philly:";
   if (f.trace.rfind(kPhilly, 0) != 0) {
@@ -202,6 +216,17 @@ int RunReplayProtocol(const SimulateFlags& f) {
     std::stringstream ss(f.policy);
     for (std::string name; std::getline(ss, name, ',');) names.push_back(name);
   }
+  // Prices for the ledger (docs/accounting.md); without --prices every GPU costs 0.
+  Prices prices{.default_micros_per_gpu_hour = 0};
+  if (!f.prices.empty()) {
+    absl::StatusOr<Prices> read = io::ReadPricesFile(f.prices);
+    if (!read.ok()) {
+      PrintError(read.status());
+      return kExitInvalidInput;
+    }
+    prices = *std::move(read);
+  }
+  std::string chargeback_csv;
   std::vector<std::string> json_runs;
   std::vector<sim::ReplayRun> report_runs;  // only with --html
   sim::ReplayPool report_pool;
@@ -230,7 +255,26 @@ int RunReplayProtocol(const SimulateFlags& f) {
       return kExitInvalidInput;
     }
     const sim::ReplayMetrics& m = result->metrics;
-    json_runs.push_back(sim::ReplayMetricsToJson(m));
+    absl::StatusOr<Chargeback> chargeback = ComputeChargeback(result->ledger, prices);
+    absl::StatusOr<PoolingReport> pooling =
+        chargeback.ok() ? ComparePooling(result->ledger, prices) : chargeback.status();
+    if (!pooling.ok()) {
+      PrintError("--prices: " + std::string(pooling.status().message()));
+      return kExitInvalidInput;
+    }
+    json_runs.push_back(MergeJsonObjects(sim::ReplayMetricsToJson(m),
+                                         io::AccountingToJson(result->ledger, *chargeback,
+                                                              *pooling)));
+    // The chargeback table of every policy in one CSV, each line led by the policy's name.
+    const std::string csv = ChargebackToCsv(*chargeback);
+    for (size_t at = 0, line = 0; at < csv.size(); ++line) {
+      const size_t end = csv.find('\n', at);
+      if (line > 0 || chargeback_csv.empty()) {
+        chargeback_csv += (line == 0 ? std::string("policy") : name) + "," +
+                          csv.substr(at, end - at) + "\n";
+      }
+      at = end + 1;
+    }
     table += fmt::format(
         "{:<10} {:>9.0f}s {:>9.0f}s {:>10.0f}s {:>9.0f}s {:>7.1f}% {:>9} {:>7.3f} {:>11.1f}\n",
         name, m.jct_mean_s, m.jct_p50_s, m.jct_p99_s, m.queue_delay_mean_s, 100.0 * m.utilization,
@@ -271,6 +315,14 @@ int RunReplayProtocol(const SimulateFlags& f) {
     }
   }
   if (!f.quiet) std::fputs(table.c_str(), stdout);
+  if (f.chargeback == "-") {
+    std::fputs(chargeback_csv.c_str(), stdout);
+  } else if (!f.chargeback.empty()) {
+    if (absl::Status status = WriteFile(f.chargeback, chargeback_csv); !status.ok()) {
+      PrintError(status);
+      return kExitInvalidInput;
+    }
+  }
   return kExitOk;
 }
 
@@ -282,7 +334,7 @@ int RunSimulate(const SimulateFlags& f) {
   }
   sim::Cluster cluster;
   sim::Workload workload;
-  sim::InflationRunInfo info;
+  sim::RunInfo info;
   info.ratio = f.inflation;
   if (!f.trace.empty()) {
     absl::StatusOr<sim::Trace> trace = sim::ReadTrace(f.trace);
@@ -366,24 +418,24 @@ int RunSimulate(const SimulateFlags& f) {
   }
   if (progress) std::fprintf(stderr, "\r%-70s\r", "");
   if (!f.json.empty()) {
-    if (absl::Status s = WriteFile(f.json, sim::InflationJson(info, results)); !s.ok()) {
+    if (absl::Status s = WriteFile(f.json, sim::ResultsJson(info, results)); !s.ok()) {
       PrintError(s);
       return kExitInvalidInput;
     }
   }
   if (!f.csv.empty()) {
-    if (absl::Status s = WriteFile(f.csv, sim::InflationCurvesCsv(results)); !s.ok()) {
+    if (absl::Status s = WriteFile(f.csv, sim::CurvesCsv(results)); !s.ok()) {
       PrintError(s);
       return kExitInvalidInput;
     }
   }
   if (!f.html.empty()) {
-    if (absl::Status s = WriteFile(f.html, sim::InflationHtmlReport(info, results)); !s.ok()) {
+    if (absl::Status s = WriteFile(f.html, sim::HtmlReport(info, results)); !s.ok()) {
       PrintError(s);
       return kExitInvalidInput;
     }
   }
-  if (!f.quiet) std::fputs(sim::InflationSummaryTable(info, results).c_str(), stdout);
+  if (!f.quiet) std::fputs(sim::SummaryTable(info, results).c_str(), stdout);
   return kExitOk;
 }
 
@@ -393,12 +445,10 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<SimulateFlags>();
   CLI::App* cmd = app.add_subcommand(
       "simulate",
-      "Run a simulator: the pod-level inflation protocol (default; docs/simulator.md) or the "
-      "job-level replay of the Philly trace (--protocol replay; docs/replay.md). With no "
-      "arguments: the built-in openb-like cluster and workload, every placement policy.");
+      "Replay a workload through the placement policies (EVALUATION.md E1's inflation "
+      "protocol). With no arguments: the built-in openb-like cluster and workload, every policy.");
   cmd->add_option("--protocol", flags->protocol,
-                  "inflation (default; pods placed one at a time, docs/simulator.md) or replay "
-                  "(jobs replayed in time, with --trace philly:PATH, docs/replay.md)");
+                  "Protocol: inflation (default; E1) or replay (E2, with --trace philly:PATH)");
   cmd->add_option("--nodes", flags->nodes, "openb node list CSV (default: built-in cluster)");
   cmd->add_option("--pods", flags->pods, "openb pod list CSV (default: synthetic workload)");
   cmd->add_option("--trace", flags->trace,
@@ -422,6 +472,12 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
                   "incremental (default) or schedule (gpupool::Schedule() per pod; slow)");
   cmd->add_option("--synthetic-pods", flags->synthetic_pods,
                   "Pods in the synthetic workload (8152)");
+  cmd->add_option("--prices", flags->prices,
+                  "--protocol replay: prices per GPU model, cost centers and who pays for "
+                  "preemption (JSON, docs/accounting.md); default: every GPU costs 0");
+  cmd->add_option("--chargeback", flags->chargeback,
+                  "--protocol replay: write the chargeback table as CSV (- for stdout; "
+                  "docs/accounting.md)");
   cmd->add_flag("--quiet", flags->quiet, "No summary table, no progress");
   cmd->callback([flags, exit_code]() { *exit_code = RunSimulate(*flags); });
 }
