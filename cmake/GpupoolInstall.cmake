@@ -1,5 +1,6 @@
 # Install rules: headers, libraries, the CLI and a relocatable package config, so that a
-# consumer project can find_package(gpupool) and link gpupool::gpupool / gpupool::io.
+# consumer project can find_package(gpupool) and link gpupool::gpupool / gpupool::io (C++) or
+# gpupool::c (the C API), or use pkg-config (gpupool.pc, GpupoolPkgConfig.cmake).
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/gpupool
@@ -7,7 +8,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/gpupool
         FILES_MATCHING PATTERN "*.h")
 install(FILES ${PROJECT_BINARY_DIR}/include/gpupool/version.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gpupool)
-set(gpupool_libraries gpupool_core gpupool_io)
+set(gpupool_libraries gpupool_core gpupool_io gpupool_c)
 if(TARGET gpupool_sim)
   list(APPEND gpupool_libraries gpupool_sim)
 endif()
@@ -26,3 +27,4 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/gpupoolConfigVersion.cmak
 install(FILES ${PROJECT_BINARY_DIR}/gpupoolConfig.cmake
               ${PROJECT_BINARY_DIR}/gpupoolConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gpupool)
+include(GpupoolPkgConfig)
