@@ -5,7 +5,8 @@
 // then number of victims, then the priority of the highest-priority victim, then victims in id
 // order; kLowestPriorityFirst puts the highest victim priority first (so that no evicted job
 // outranks a job that then runs in its place, which the next cycle would undo), then price,
-// then count, then ids.
+// then count, then ids. Before either, a set that takes only jobs of queues over their GPU-hour
+// budget ranks before any set that touches a queue within budget (docs/budgets.md).
 //
 // Arithmetic first. Simulating a plan is a full TryStart() (the planner's Simulate(), handed in
 // as TryVictims), so the search first works with arithmetic. Per node it estimates how many
