@@ -309,6 +309,7 @@ int RunReplayProtocol(const SimulateFlags& f) {
         start ? fmt::format("jobs submitted from {} for {} days", f.window_start, f.window_days)
               : std::string("whole trace");
     info.pool = report_pool;
+    info.prices = prices;
     if (absl::Status s = WriteFile(f.html, sim::ReplayHtmlReport(report_runs, info)); !s.ok()) {
       PrintError(s);
       return kExitInvalidInput;

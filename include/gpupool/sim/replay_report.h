@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gpupool/chargeback.h"
 #include "gpupool/sim/replay.h"
 
 namespace gpupool::sim {
@@ -26,6 +27,8 @@ struct ReplayReportInfo {
   // The window, e.g. "jobs submitted from 2017-11-01 for 14 days".
   std::string window;
   ReplayPool pool;
+  // Prices for the cost section (docs/accounting.md); by default every GPU costs 0.
+  Prices prices{.default_micros_per_gpu_hour = 0};
 };
 
 // The page: the metrics table (one row per run), the CDFs of JCT and queueing delay (log time

@@ -12,6 +12,7 @@
 #include "fmt/format.h"
 #include "gpupool/resources.h"
 #include "gpupool/sim/replay_report.h"
+#include "sim/replay/cost_page.h"
 #include "sim/svg.h"
 
 namespace gpupool::sim {
@@ -458,6 +459,7 @@ std::string ReplayHtmlReport(const std::vector<ReplayRun>& runs, const ReplayRep
   out += "</div>\n";
 
   out += "<h2>Per queue</h2>\n" + QueueTable(runs, names);
+  out += internal::CostSection(runs, info.prices);
   out +=
       "<p class=\"s\">JCT: completion - submit. Queueing delay: every second a job spent "
       "pending (before its first start and after each preemption). Utilization: GPU-seconds "
