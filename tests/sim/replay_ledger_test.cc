@@ -9,6 +9,7 @@
 #include "gpupool/chargeback.h"
 #include "gpupool/pooling.h"
 #include "gpupool/sim/replay.h"
+#include "gpupool/sim/replay_report.h"
 #include "gpupool/sim/rng.h"
 #include "gtest/gtest.h"
 
@@ -119,6 +120,32 @@ TEST(ReplayLedger, IdentitiesAndReplayIntegralsOnRandomTraces) {
                   static_cast<double>(w.busy) / static_cast<double>(l.pool.capacity), 1e-9);
     }
   }
+}
+
+}  // namespace
+}  // namespace gpupool::sim
+
+namespace gpupool::sim {
+namespace {
+
+TEST(ReplayLedger, HtmlReportHasTheCostSection) {
+  const ReplayPool pool{.nodes = 1, .gpus_per_node = 8, .nodes_per_rack = 1};
+  absl::StatusOr<ReplayOptions> options = MakeReplayOptions("las");
+  ASSERT_TRUE(options.ok());
+  options->pool = pool;
+  auto r = RunReplay(*options, {J(0, 8, 5000, "a"), J(1000, 8, 100, "b")});
+  ASSERT_TRUE(r.ok());
+  ReplayReportInfo info;
+  info.pool = pool;
+  info.prices.currency = "USD";
+  // 3.60 per GPU-hour: 8 GPUs x (5000 + 100 + 1000 lost + 60 restore) s = 49.28 USD.
+  info.prices.gpu_models = {ModelPrice{.gpu_model = "gpu", .micros_per_gpu_hour = 3'600'000}};
+  const std::string html = ReplayHtmlReport(*r, info);
+  EXPECT_NE(html.find("<h2 id=\"cost\">Cost, chargeback and pooling</h2>"), std::string::npos);
+  EXPECT_NE(html.find("costing <b>USD 49.28</b>"), std::string::npos);
+  EXPECT_NE(html.find("Lost work by cause"), std::string::npos);
+  EXPECT_NE(html.find("No GPU-hour budgets are set"), std::string::npos);
+  EXPECT_EQ(html.rfind("</body></html>\n"), html.size() - 15);
 }
 
 }  // namespace

@@ -293,7 +293,8 @@ std::string CostSection(const std::vector<ReplayRun>& runs, const Prices& prices
     const ChargebackTotal& t = chargeback->queues[q];
     if (t.time.work.busy == 0 && t.cost_micros == 0) continue;
     out += fmt::format(
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<tr><td>{}</td><td "
+        "style=\"text-align:left\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td></tr>\n",
         HtmlEscape(t.cost_center), HtmlEscape(t.name), Hours(t.time.work.busy),
         Percent(t.time.borrowed, t.time.work.busy), Hours(t.time.work.lost_to_preemption),

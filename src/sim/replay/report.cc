@@ -459,13 +459,14 @@ std::string ReplayHtmlReport(const std::vector<ReplayRun>& runs, const ReplayRep
   out += "</div>\n";
 
   out += "<h2>Per queue</h2>\n" + QueueTable(runs, names);
-  out += internal::CostSection(runs, info.prices);
   out +=
       "<p class=\"s\">JCT: completion - submit. Queueing delay: every second a job spent "
       "pending (before its first start and after each preemption). Utilization: GPU-seconds "
       "held / (pool GPUs x makespan). Jain fairness: Jain's index of received / entitled over "
       "the queues with any entitlement. Percentiles by nearest rank. docs/replay.md defines "
-      "every metric.</p>\n</body></html>\n";
+      "every metric.</p>\n";
+  out += internal::CostSection(runs, info.prices);
+  out += "</body></html>\n";
   return out;
 }
 
