@@ -22,8 +22,10 @@ bool SameGroupShape(const TaskGroup& a, const TaskGroup& b) {
 
 }  // namespace
 
-std::optional<size_t> EquivalenceCache::FindFailure(int32_t j) const {
-  auto it = failed_.find(ShapeHash(j));
+std::optional<size_t> EquivalenceCache::FindFailure(int32_t j) {
+  hashed_job_ = j;
+  hashed_shape_ = ShapeHash(j);
+  auto it = failed_.find(hashed_shape_);
   if (it == failed_.end()) return std::nullopt;
   auto same = std::find_if(it->second.begin(), it->second.end(),
                            [&](const auto& entry) { return SameShape(entry.first, j); });
@@ -32,7 +34,8 @@ std::optional<size_t> EquivalenceCache::FindFailure(int32_t j) const {
 }
 
 void EquivalenceCache::RecordFailure(int32_t j, size_t position) {
-  failed_[ShapeHash(j)].emplace_back(j, position);
+  const uint64_t shape = j == hashed_job_ ? hashed_shape_ : ShapeHash(j);
+  failed_[shape].emplace_back(j, position);
 }
 
 bool EquivalenceCache::SameShape(int32_t a_job, int32_t b_job) const {

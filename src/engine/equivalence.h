@@ -33,8 +33,10 @@ class EquivalenceCache {
 
   // The position (in the caller's list of pending decisions) of the decision of an earlier job
   // of the same shape as job j that failed, or nullopt.
-  std::optional<size_t> FindFailure(int32_t j) const;
-  // Records that job j failed, its pending decision at `position`.
+  std::optional<size_t> FindFailure(int32_t j);
+  // Records that job j failed, its pending decision at `position`. Right after FindFailure(j), it
+  // reuses the shape hash computed there (hashing shapes is several percent of a cycle on
+  // bench/ S1, where most jobs fail).
   void RecordFailure(int32_t j, size_t position);
   // Forgets every failure (capacity grew: an eviction).
   void Clear() { failed_.clear(); }
@@ -45,6 +47,9 @@ class EquivalenceCache {
 
   const SnapshotIndex& index_;
   const bool with_priority_;
+  // The job FindFailure() last hashed, and its hash.
+  int32_t hashed_job_ = kNone;
+  uint64_t hashed_shape_ = 0;
   // Shape hash -> (representative job, position of its pending decision).
   absl::flat_hash_map<uint64_t, std::vector<std::pair<int32_t, size_t>>> failed_;
 };

@@ -197,7 +197,7 @@ class Cycle {
     start_jobs_.push_back(j);
   }
 
-  void AddPending(int32_t j, PendingDecision pending) {
+  void AddPending(int32_t j, PendingDecision&& pending) {
     decisions_.pending.push_back(std::move(pending));
     pending_jobs_.push_back(j);
   }
