@@ -342,5 +342,22 @@ TEST(PolicyJsonTest, ExamplePoliciesParse) {
   EXPECT_EQ(text, PolicyToJson(Policy{}));
 }
 
+// "over_budget" is written only when true, and read back.
+TEST(DecisionsJsonTest, OverBudgetShareRoundTrips) {
+  Decisions d;
+  QueueShare share{"team", "*", 1000, 4000, 4000, 0};
+  share.over_budget = true;
+  d.queue_shares.push_back(share);
+  d.queue_shares.push_back(QueueShare{"other", "*", 3000, 0, 3000, 0});
+  const std::string json = DecisionsToJson(d);
+  EXPECT_NE(json.find(R"("guaranteed_milli": 0, "over_budget": true})"), std::string::npos) << json;
+  EXPECT_EQ(json.find("over_budget", json.find(R"("queue": "other")")), std::string::npos) << json;
+  absl::StatusOr<Decisions> parsed = ParseDecisions(json);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->queue_shares.size(), 2u);
+  EXPECT_TRUE(parsed->queue_shares[0].over_budget);
+  EXPECT_FALSE(parsed->queue_shares[1].over_budget);
+}
+
 }  // namespace
 }  // namespace gpupool::io

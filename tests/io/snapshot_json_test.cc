@@ -41,6 +41,7 @@ Snapshot EveryFieldSnapshot() {
   q.can_lend = false;
   q.isolation = Isolation::kExclusiveNode;
   q.budget_milli_gpu_seconds = 3600000;
+  q.budget_used_milli_gpu_seconds = 1800000;
   q.decayed_usage_milli_gpu_seconds = 12345;
   s.queues.push_back(q);
   Job j;
@@ -113,6 +114,7 @@ TEST(SnapshotJsonTest, EveryFieldSurvivesARoundTrip) {
   EXPECT_FALSE(q.can_lend);
   EXPECT_EQ(q.isolation, Isolation::kExclusiveNode);
   EXPECT_EQ(q.budget_milli_gpu_seconds, 3600000);
+  EXPECT_EQ(q.budget_used_milli_gpu_seconds, 1800000);
   EXPECT_EQ(q.decayed_usage_milli_gpu_seconds, 12345);
 
   ASSERT_EQ(s.jobs.size(), 1u);
