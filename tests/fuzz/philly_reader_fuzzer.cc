@@ -7,7 +7,8 @@
 #include <string_view>
 
 #include "fuzz_common.h"
-#include "gpupool/sim/replay.h"
+#include "gpupool/sim/philly.h"
+#include "gpupool/sim/utc_time.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
