@@ -1,4 +1,5 @@
-// `gpupool simulate`: trace replay with the inflation protocol of EVALUATION.md E1.
+// `gpupool simulate`: the two simulators. The pod-level inflation protocol (docs/simulator.md)
+// by default; the job-level replay of the Philly trace with --protocol replay (docs/replay.md).
 //
 //   gpupool simulate                      built-in openb-like cluster and synthetic workload,
 //                                         every policy, seeds 42-51, summary table on stdout
@@ -8,7 +9,7 @@
 //   gpupool simulate --protocol replay --trace philly:PATH [--cluster NxG[/R]]
 //       [--window-start YYYY-MM-DD --window-days D] --policy NAME[,NAME...|all] [--json OUT.json]
 //       [--html OUT.html]
-//       (EVALUATION.md E2: time-based replay of the Philly trace, docs/replay.md)
+//       (the job-level replay of the Philly trace in time, docs/replay.md)
 #include <unistd.h>
 
 #include <cstdio>
@@ -25,10 +26,13 @@
 #include "gpupool/io/accounting.h"
 #include "gpupool/pooling.h"
 #include "gpupool/scorers/scorers.h"
+#include "gpupool/sim/inflation.h"
+#include "gpupool/sim/inflation_report.h"
+#include "gpupool/sim/philly.h"
 #include "gpupool/sim/replay.h"
 #include "gpupool/sim/replay_report.h"
-#include "gpupool/sim/report.h"
-#include "gpupool/sim/simulator.h"
+#include "gpupool/sim/trace_job.h"
+#include "gpupool/sim/utc_time.h"
 #include "gpupool/sim/workload.h"
 
 namespace gpupool::cli {
@@ -182,7 +186,7 @@ std::string MergeJsonObjects(const std::string& object, const std::string& membe
   return out + ",\n" + inner + "\n}\n";
 }
 
-// EVALUATION.md E2: the Philly trace replayed in time through Schedule().
+// The job-level replay (docs/replay.md): the Philly trace replayed in time through Schedule().
 int RunReplayProtocol(const SimulateFlags& f) {
   constexpr std::string_view kPhilly = "philly:";
   if (f.trace.rfind(kPhilly, 0) != 0) {
@@ -335,7 +339,7 @@ int RunSimulate(const SimulateFlags& f) {
   }
   sim::Cluster cluster;
   sim::Workload workload;
-  sim::RunInfo info;
+  sim::InflationRunInfo info;
   info.ratio = f.inflation;
   if (!f.trace.empty()) {
     absl::StatusOr<sim::Trace> trace = sim::ReadTrace(f.trace);
@@ -419,24 +423,24 @@ int RunSimulate(const SimulateFlags& f) {
   }
   if (progress) std::fprintf(stderr, "\r%-70s\r", "");
   if (!f.json.empty()) {
-    if (absl::Status s = WriteFile(f.json, sim::ResultsJson(info, results)); !s.ok()) {
+    if (absl::Status s = WriteFile(f.json, sim::InflationJson(info, results)); !s.ok()) {
       PrintError(s);
       return kExitInvalidInput;
     }
   }
   if (!f.csv.empty()) {
-    if (absl::Status s = WriteFile(f.csv, sim::CurvesCsv(results)); !s.ok()) {
+    if (absl::Status s = WriteFile(f.csv, sim::InflationCurvesCsv(results)); !s.ok()) {
       PrintError(s);
       return kExitInvalidInput;
     }
   }
   if (!f.html.empty()) {
-    if (absl::Status s = WriteFile(f.html, sim::HtmlReport(info, results)); !s.ok()) {
+    if (absl::Status s = WriteFile(f.html, sim::InflationHtmlReport(info, results)); !s.ok()) {
       PrintError(s);
       return kExitInvalidInput;
     }
   }
-  if (!f.quiet) std::fputs(sim::SummaryTable(info, results).c_str(), stdout);
+  if (!f.quiet) std::fputs(sim::InflationSummaryTable(info, results).c_str(), stdout);
   return kExitOk;
 }
 
@@ -446,10 +450,12 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<SimulateFlags>();
   CLI::App* cmd = app.add_subcommand(
       "simulate",
-      "Replay a workload through the placement policies (EVALUATION.md E1's inflation "
-      "protocol). With no arguments: the built-in openb-like cluster and workload, every policy.");
+      "Run a simulator: the pod-level inflation protocol (default; docs/simulator.md) or the "
+      "job-level replay of the Philly trace (--protocol replay; docs/replay.md). With no "
+      "arguments: the built-in openb-like cluster and workload, every placement policy.");
   cmd->add_option("--protocol", flags->protocol,
-                  "Protocol: inflation (default; E1) or replay (E2, with --trace philly:PATH)");
+                  "inflation (default; pods placed one at a time, docs/simulator.md) or replay "
+                  "(jobs replayed in time, with --trace philly:PATH, docs/replay.md)");
   cmd->add_option("--nodes", flags->nodes, "openb node list CSV (default: built-in cluster)");
   cmd->add_option("--pods", flags->pods, "openb pod list CSV (default: synthetic workload)");
   cmd->add_option("--trace", flags->trace,

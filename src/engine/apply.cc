@@ -47,7 +47,9 @@ absl::Status ApplyDecisions(const Decisions& decisions, Snapshot& snapshot) {
     victim.state = JobState::kPending;
     victim.placements.clear();
     victim.start_time.reset();
-    victim.pending_since = next.now;
+    // Never before its submit time, which validation requires of pending_since (a host's clock
+    // may put a running job's submit time after `now`).
+    victim.pending_since = std::max(next.now, victim.submit_time);
   }
   // Resizes: an elastic group keeps its `to_replicas` replicas with the lowest indices.
   for (const ResizeDecision& resize : decisions.resizes) {
