@@ -73,7 +73,7 @@ enum class VictimOrder {
   kLowestPriorityFirst,
 };
 
-// Preemption (DESIGN.md stage 6). A pending job may evict running jobs of its own queue with a
+// Preemption (docs/engine.md, stage 6). A pending job may evict running jobs of its own queue with a
 // lower priority and, with reclaim_across_queues, running jobs of other queues that hold more
 // than their entitlement, under the guarantee and no-loop rules of docs/engine.md. Victims are
 // whole gangs, or an elastic job's replicas above its minimum (a Resize), only preemptible jobs
@@ -111,7 +111,7 @@ struct PreemptionOptions {
   bool starving_outrank = true;
 };
 
-// Fair share (DESIGN.md stage 3): each queue's entitlement per GPU model, from guarantees,
+// Fair share (docs/engine.md, stage 3): each queue's entitlement per GPU model, from guarantees,
 // limits, over-quota weights and demand (docs/fair-share.md states the rules).
 struct FairShareOptions {
   // When positive, a queue's over-quota weight is divided by 1 + decayed_usage / (pool capacity

@@ -6,7 +6,7 @@
 // hand it to the simulator (gpupool/sim/placer.h). Scores are integers; the highest wins and
 // the engine breaks ties by topology order, then node id.
 //
-// The definitions follow EVALUATION.md E1 and the FGD authors' simulator
+// The definitions follow the FGD protocol of docs/simulator.md and the FGD authors' simulator
 // (hkust-adsl/kubernetes-scheduler-simulator), including its integer quantisation of scores, so
 // that our runs sit beside the published ones. docs/simulator.md describes each one.
 #ifndef GPUPOOL_SCORERS_SCORERS_H_
