@@ -31,5 +31,17 @@ TEST(TraceReaderFuzzRegression, CarriageReturnsBeforeTheNewlineEndTheLine) {
   EXPECT_EQ(WriteTrace(*reread), written);
 }
 
+// trace_reader: CRs inside a line (in the GPU models field, and as the last model after a '|')
+// were accepted, and WriteTrace -> ParseTrace then dropped the ones that ended up at the end of
+// the line. The format now refuses control characters inside a line.
+TEST(TraceReaderFuzzRegression, CarriageReturnInsideALineIsRefused) {
+  absl::StatusOr<Trace> trace = ParseTrace(
+      "gpupool-trace,1\nnode,n0,G2,8,96000,393216\npod,p1,10,,250,2000,8192,G \r\r|3\r|\r",
+      "t.trace");
+  ASSERT_FALSE(trace.ok());
+  EXPECT_THAT(std::string(trace.status().message()),
+              ::testing::HasSubstr("t.trace:3: control character in the line"));
+}
+
 }  // namespace
 }  // namespace gpupool::sim

@@ -2,6 +2,7 @@
 //
 // Errors name the file (its base name), the line (1-based, the header is line 1) and the column:
 //   openb_pod_list_default.csv:17: num_gpu: expected an integer, got "x"
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <sstream>
@@ -256,6 +257,12 @@ absl::StatusOr<Trace> ParseTrace(std::string_view text, std::string_view file) {
   while (lines.Next(&line)) {
     if (line.empty() || line[0] == '#') continue;
     const RowError err(file, lines.number());
+    // Control characters (a CR inside a line, say) would not survive WriteTrace and a second
+    // read, so the format refuses them.
+    if (std::any_of(line.begin(), line.end(),
+                    [](char c) { return static_cast<unsigned char>(c) < 0x20 && c != '\t'; })) {
+      return err.Message("control character in the line (only tab is allowed)");
+    }
     std::vector<std::string_view> f = Split(line, ',');
     if (!header) {
       if (f.size() != 2 || f[0] != "gpupool-trace") {
