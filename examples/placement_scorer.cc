@@ -28,8 +28,8 @@ class KeepWholeGpus : public gpupool::PlacementScorer {
  public:
   std::string_view Name() const override { return "keep-whole-gpus"; }
 
-  int64_t Score(const gpupool::NodeView& node, const gpupool::ResourceRequest& request) const
-      override {
+  int64_t Score(const gpupool::NodeView& node,
+                const gpupool::ResourceRequest& request) const override {
     int64_t whole_free = 0;      // GPUs nobody uses.
     int64_t best_leftover = -1;  // Smallest share left on a shared GPU the request fits on.
     for (int64_t free : node.free_gpu_milli) {
@@ -69,8 +69,10 @@ Outcome Run(const gpupool::Policy& policy) {
   gpupool::Snapshot snapshot;
   snapshot.gpu_models.push_back({.name = "A100-80GB", .memory_mib = 81'920});
   for (int n = 0; n < 16; ++n) {
-    gpupool::Node node{.id = "node-" + std::to_string(100 + n), .gpu_model = "A100-80GB",
-                       .cpu_milli = 256'000, .memory_mib = 2'048'000};
+    gpupool::Node node{.id = "node-" + std::to_string(100 + n),
+                       .gpu_model = "A100-80GB",
+                       .cpu_milli = 256'000,
+                       .memory_mib = 2'048'000};
     for (int32_t i = 0; i < 8; ++i) node.gpus.push_back({.index = i, .island = 0});
     snapshot.nodes.push_back(node);
   }
@@ -85,16 +87,17 @@ Outcome Run(const gpupool::Policy& policy) {
       allocated -= job.groups[0].request.gpu_milli;
       return true;
     });
-    gpupool::Job job{.id = "job-" + std::to_string(100000 + arrival), .queue = "lab",
+    gpupool::Job job{.id = "job-" + std::to_string(100000 + arrival),
+                     .queue = "lab",
                      .submit_time = snapshot.now};
     job.groups.push_back({.replicas = 1, .request = {.gpu_milli = kSizes[stream.Next(10)]}});
     ends[job.id] = snapshot.now + 40 + static_cast<int64_t>(stream.Next(160));
     snapshot.jobs.push_back(job);
     absl::StatusOr<gpupool::Decisions> decisions = gpupool::Schedule(snapshot, policy);
     // The decisions name the scorer that placed them: ours, when the policy carries it.
-    if (!decisions.ok() || decisions->scorer != (policy.scorer
-                                                     ? std::string(policy.scorer->Name())
-                                                     : PlacementStrategyName(policy.placement))) {
+    if (!decisions.ok() ||
+        decisions->scorer != (policy.scorer ? std::string(policy.scorer->Name())
+                                            : PlacementStrategyName(policy.placement))) {
       std::exit(1);
     }
     if (decisions->starts.empty()) {

@@ -1,6 +1,7 @@
 // A simulator experiment: scheduling policies compared on a job trace, with the library API.
 //
-//   replay_experiment [TRACE.csv]     (default: examples/traces/small_philly.csv)
+//   replay_experiment [TRACE.csv]     (default: small_philly.csv, which
+//                                      examples/traces/make_small_philly.py writes)
 //
 // Replays a trace in the Philly CSV format (docs/replay.md) through gpupool::Schedule() on a
 // 32-GPU pool (4 nodes of 8 GPUs, 2 nodes per rack), once per named policy of the replay
@@ -26,7 +27,7 @@ void PrintRow(const gpupool::sim::ReplayMetrics& m) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string path = argc > 1 ? argv[1] : "examples/traces/small_philly.csv";
+  const std::string path = argc > 1 ? argv[1] : "small_philly.csv";
   absl::StatusOr<std::vector<gpupool::sim::TraceJob>> jobs = gpupool::sim::ReadPhillyCsv(path);
   if (!jobs.ok()) {
     std::fprintf(stderr, "%s\n", std::string(jobs.status().message()).c_str());

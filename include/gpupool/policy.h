@@ -73,8 +73,8 @@ enum class VictimOrder {
   kLowestPriorityFirst,
 };
 
-// Preemption (docs/engine.md, stage 6). A pending job may evict running jobs of its own queue with a
-// lower priority and, with reclaim_across_queues, running jobs of other queues that hold more
+// Preemption (docs/engine.md, stage 6). A pending job may evict running jobs of its own queue with
+// a lower priority and, with reclaim_across_queues, running jobs of other queues that hold more
 // than their entitlement, under the guarantee and no-loop rules of docs/engine.md. Victims are
 // whole gangs, or an elastic job's replicas above its minimum (a Resize), only preemptible jobs
 // past their minimum runtime. Among the victim sets that let the job start, the planner takes the

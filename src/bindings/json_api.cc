@@ -42,7 +42,8 @@ absl::StatusOr<Scheduled> ParseAndSchedule(std::string_view snapshot_json,
   if (!snapshot.ok()) return snapshot.status();
   Policy policy;
   if (policy_json.has_value()) {
-    if (absl::Status size = CheckDocumentSize("policy", policy_json->size()); !size.ok()) return size;
+    if (absl::Status size = CheckDocumentSize("policy", policy_json->size()); !size.ok())
+      return size;
     absl::StatusOr<Policy> parsed = io::ParsePolicy(*policy_json);
     if (!parsed.ok()) return Named("policy", parsed.status());
     // Schedule() would refuse a bad policy too, but the CLI then names the snapshot's file;
@@ -96,8 +97,7 @@ absl::StatusOr<std::string> ExplainJson(std::string_view snapshot_json,
                                         std::string_view job_id) {
   absl::StatusOr<Scheduled> scheduled = ParseAndSchedule(snapshot_json, policy_json);
   if (!scheduled.ok()) return scheduled.status();
-  absl::StatusOr<std::string> text =
-      ExplainJob(scheduled->snapshot, scheduled->decisions, job_id);
+  absl::StatusOr<std::string> text = ExplainJob(scheduled->snapshot, scheduled->decisions, job_id);
   if (!text.ok()) return Named("snapshot", text.status());
   return text;
 }

@@ -266,16 +266,15 @@ int RunReplayProtocol(const SimulateFlags& f) {
       PrintError("--prices: " + std::string(pooling.status().message()));
       return kExitInvalidInput;
     }
-    json_runs.push_back(MergeJsonObjects(sim::ReplayMetricsToJson(m),
-                                         io::AccountingToJson(result->ledger, *chargeback,
-                                                              *pooling)));
+    json_runs.push_back(MergeJsonObjects(
+        sim::ReplayMetricsToJson(m), io::AccountingToJson(result->ledger, *chargeback, *pooling)));
     // The chargeback table of every policy in one CSV, each line led by the policy's name.
     const std::string csv = ChargebackToCsv(*chargeback);
     for (size_t at = 0, line = 0; at < csv.size(); ++line) {
       const size_t end = csv.find('\n', at);
       if (line > 0 || chargeback_csv.empty()) {
-        chargeback_csv += (line == 0 ? std::string("policy") : name) + "," +
-                          csv.substr(at, end - at) + "\n";
+        chargeback_csv +=
+            (line == 0 ? std::string("policy") : name) + "," + csv.substr(at, end - at) + "\n";
       }
       at = end + 1;
     }

@@ -65,8 +65,8 @@ bool AnyIsolation(const SnapshotIndex& index) {
 }
 
 // The milli-GPUs of node `n` free for the job's tenant (as the Placer's isolation rules allow).
-int64_t FreeGpuForTenant(const SnapshotIndex& index, const WorkingState& state,
-                         const JobInfo& info, int32_t n) {
+int64_t FreeGpuForTenant(const SnapshotIndex& index, const WorkingState& state, const JobInfo& info,
+                         int32_t n) {
   const int64_t tenant = info.tenant;
   const int64_t exclusive = state.node_exclusive_tenant(n);
   if (exclusive != kNoTenant && exclusive != tenant) return 0;

@@ -12,8 +12,8 @@
 // them as exact decimals ("2.5", "0.125") keeps the value exact for the reader and the parser.
 #include "gpupool/metrics.h"
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -105,8 +105,8 @@ class Family {
 };
 
 // The states a GPU is counted in, each GPU in exactly one, in this order of precedence.
-constexpr const char* kGpuStates[] = {"unhealthy", "down", "draining", "cordoned", "allocated",
-                                      "free"};
+constexpr const char* kGpuStates[] = {"unhealthy", "down",      "draining",
+                                      "cordoned",  "allocated", "free"};
 
 const char* NodeStateLabel(NodeState state) {
   switch (state) {
@@ -173,7 +173,7 @@ void WritePool(const Snapshot& snapshot, std::string& out) {
     for (const Gpu& gpu : node.gpus) {
       auto it = allocation.find({node.id, gpu.index});
       const int64_t used = it == allocation.end() ? 0 : it->second;
-      const char* state = !gpu.healthy                    ? "unhealthy"
+      const char* state = !gpu.healthy                      ? "unhealthy"
                           : node.state != NodeState::kReady ? NodeStateLabel(node.state)
                           : used > 0                        ? "allocated"
                                                             : "free";
@@ -209,8 +209,8 @@ void WritePool(const Snapshot& snapshot, std::string& out) {
     }
   }
   {
-    std::map<std::string, int64_t> nodes = {{"ready", 0}, {"cordoned", 0}, {"draining", 0},
-                                            {"down", 0}};
+    std::map<std::string, int64_t> nodes = {
+        {"ready", 0}, {"cordoned", 0}, {"draining", 0}, {"down", 0}};
     for (const Node& node : snapshot.nodes) ++nodes[NodeStateLabel(node.state)];
     Family family(out, "gpupool_nodes", "gauge", "Nodes by state at the start of the cycle.");
     for (const auto& [state, count] : nodes) family.Sample({{"state", state}}, count);
@@ -338,7 +338,8 @@ absl::Status WriteCycle(const Snapshot& snapshot, const Decisions& decisions, st
     std::string value;
   };
   const CycleGauge gauges[] = {
-      {"gpupool_cycle_starts", "Jobs the cycle started.", fmt::format("{}", decisions.starts.size())},
+      {"gpupool_cycle_starts", "Jobs the cycle started.",
+       fmt::format("{}", decisions.starts.size())},
       {"gpupool_cycle_preemptions", "Jobs the cycle evicted (Preempt decisions).",
        fmt::format("{}", decisions.preemptions.size())},
       {"gpupool_cycle_resizes", "Elastic groups the cycle resized (Resize decisions).",
@@ -388,8 +389,7 @@ void WriteTotals(const MetricsTotals& totals, std::string& out) {
        fmt::format("{}", totals.candidates_evaluated)},
       {"gpupool_preemption_plans_total", "Victim sets the engine simulated.",
        fmt::format("{}", totals.preemption_plans)},
-      {"gpupool_counterfactual_plans_total",
-       "Victim sets simulated only to explain pending jobs.",
+      {"gpupool_counterfactual_plans_total", "Victim sets simulated only to explain pending jobs.",
        fmt::format("{}", totals.counterfactual_plans)},
       {"gpupool_budget_exhausted_cycles_total", "Cycles whose work budget ran out.",
        fmt::format("{}", totals.budget_exhausted_cycles)},

@@ -35,13 +35,11 @@ Decisions ScheduleOk(const Snapshot& snapshot) {
 
 // The pending decision of `job`, which must wait for `reason`; a default decision (and a test
 // failure) otherwise.
-PendingDecision PendingFor(const Decisions& decisions, std::string_view job,
-                           PendingReason reason) {
+PendingDecision PendingFor(const Decisions& decisions, std::string_view job, PendingReason reason) {
   const PendingDecision* pending = FindPending(decisions, job);
   EXPECT_NE(pending, nullptr) << job << " is not pending:\n" << DecisionsToText(decisions);
   if (pending == nullptr) return PendingDecision{};
-  EXPECT_EQ(std::string(PendingReasonName(pending->reason)),
-            std::string(PendingReasonName(reason)))
+  EXPECT_EQ(std::string(PendingReasonName(pending->reason)), std::string(PendingReasonName(reason)))
       << job << ": " << pending->detail;
   return *pending;
 }
@@ -146,14 +144,15 @@ TEST(DiagnoseTest, IsolationAloneForbiddingTheOnlyGpuIsInsufficientCapacity) {
 TEST(DiagnoseTest, IsolationAloneForbiddingTheOnlyNodeIsInsufficientCapacity) {
   Queue iso = MakeQueue("iso");
   iso.isolation = Isolation::kExclusiveNode;
-  Snapshot snapshot = SnapshotBuilder()
-                          .Model("A100")
-                          .Node(MakeNode("n1", "A100", 8))
-                          .Queue(iso)
-                          .Queue("other")
-                          .Job(MakeRunningJob("o", "other", GpuRequest(1000), {Placement("n1", {0})}))
-                          .Job(MakePendingJob("i", "iso", GpuRequest(1000)))
-                          .Build();
+  Snapshot snapshot =
+      SnapshotBuilder()
+          .Model("A100")
+          .Node(MakeNode("n1", "A100", 8))
+          .Queue(iso)
+          .Queue("other")
+          .Job(MakeRunningJob("o", "other", GpuRequest(1000), {Placement("n1", {0})}))
+          .Job(MakePendingJob("i", "iso", GpuRequest(1000)))
+          .Build();
   Decisions d = ScheduleOk(snapshot);
   EXPECT_THAT(d.starts, IsEmpty());
   PendingDecision p = PendingFor(d, "i", PendingReason::kInsufficientCapacity);
@@ -171,14 +170,15 @@ TEST(DiagnoseTest, QueueLimitNamesTheNearestQueueOverItsLimit) {
   org.quotas = {MakeLimit("*", 1000)};
   Queue team = MakeQueue("team", "org");
   team.quotas = {MakeLimit("A100", 1000)};
-  Snapshot snapshot = SnapshotBuilder()
-                          .Model("A100")
-                          .Node(MakeNode("n1", "A100", 8))
-                          .Queue(org)
-                          .Queue(team)
-                          .Job(MakeRunningJob("r", "team", GpuRequest(1000), {Placement("n1", {0})}))
-                          .Job(MakePendingJob("p", "team", GpuRequest(1000)))
-                          .Build();
+  Snapshot snapshot =
+      SnapshotBuilder()
+          .Model("A100")
+          .Node(MakeNode("n1", "A100", 8))
+          .Queue(org)
+          .Queue(team)
+          .Job(MakeRunningJob("r", "team", GpuRequest(1000), {Placement("n1", {0})}))
+          .Job(MakePendingJob("p", "team", GpuRequest(1000)))
+          .Build();
   Decisions d = ScheduleOk(snapshot);
   PendingDecision p = PendingFor(d, "p", PendingReason::kQueueLimit);
   EXPECT_EQ(p.queue, "team");

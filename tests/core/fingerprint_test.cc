@@ -42,10 +42,9 @@ constexpr size_t AggregateMemberCount() {
 }
 
 // Leaf fields of Policy: its own, with the option structs counted by their members.
-constexpr size_t kPolicyLeafFields = AggregateMemberCount<Policy>() - 3 +
-                                     AggregateMemberCount<FairShareOptions>() +
-                                     AggregateMemberCount<PreemptionOptions>() +
-                                     AggregateMemberCount<Budgets>();
+constexpr size_t kPolicyLeafFields =
+    AggregateMemberCount<Policy>() - 3 + AggregateMemberCount<FairShareOptions>() +
+    AggregateMemberCount<PreemptionOptions>() + AggregateMemberCount<Budgets>();
 
 // One change per Policy field, each to a valid value other than the default.
 const std::vector<std::pair<std::string, std::function<void(Policy&)>>>& FieldMutators() {
@@ -57,7 +56,9 @@ const std::vector<std::pair<std::string, std::function<void(Policy&)>>>& FieldMu
           {"scorer", [](Policy& p) { p.scorer = MakeGpuPackingScorer(); }},
           {"job_order", [](Policy& p) { p.job_order = JobOrder::kLeastAttainedService; }},
           {"las_thresholds_gpu_seconds",
-           [](Policy& p) { p.las_thresholds_gpu_seconds = {3250, 7201}; }},
+           [](Policy& p) {
+             p.las_thresholds_gpu_seconds = {3250, 7201};
+           }},
           {"starvation_bound_s", [](Policy& p) { p.starvation_bound_s = 600; }},
           {"queue_order", [](Policy& p) { p.queue_order = QueueOrder::kFairShare; }},
           {"fair_share.usage_half_life_s",
@@ -71,15 +72,11 @@ const std::vector<std::pair<std::string, std::function<void(Policy&)>>>& FieldMu
            [](Policy& p) { p.preemption.reclaim_lower_priority_only = true; }},
           {"preemption.victim_order",
            [](Policy& p) { p.preemption.victim_order = VictimOrder::kLowestPriorityFirst; }},
-          {"preemption.max_victim_lost_s",
-           [](Policy& p) { p.preemption.max_victim_lost_s = 900; }},
-          {"preemption.min_victim_run_s",
-           [](Policy& p) { p.preemption.min_victim_run_s = 300; }},
-          {"preemption.starving_outrank",
-           [](Policy& p) { p.preemption.starving_outrank = false; }},
+          {"preemption.max_victim_lost_s", [](Policy& p) { p.preemption.max_victim_lost_s = 900; }},
+          {"preemption.min_victim_run_s", [](Policy& p) { p.preemption.min_victim_run_s = 300; }},
+          {"preemption.starving_outrank", [](Policy& p) { p.preemption.starving_outrank = false; }},
           {"budgets.max_candidates", [](Policy& p) { p.budgets.max_candidates = 1000; }},
-          {"budgets.max_preemption_plans",
-           [](Policy& p) { p.budgets.max_preemption_plans = 100; }},
+          {"budgets.max_preemption_plans", [](Policy& p) { p.budgets.max_preemption_plans = 100; }},
           {"budgets.max_counterfactual_plans",
            [](Policy& p) { p.budgets.max_counterfactual_plans = 0; }},
       };

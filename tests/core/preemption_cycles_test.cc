@@ -191,8 +191,8 @@ std::string SharesText(const Decisions& d) {
   return out + "\n";
 }
 
-// Queue-tree and usage arithmetic over one snapshot, as the engine defines it (src/engine/preempt.cc):
-// usage is over all models, a queue's usage includes its descendants'.
+// Queue-tree and usage arithmetic over one snapshot, as the engine defines it
+// (src/engine/preempt.cc): usage is over all models, a queue's usage includes its descendants'.
 class Tree {
  public:
   explicit Tree(const Snapshot& s) : s_(s) {
@@ -828,10 +828,10 @@ TEST(PreemptionCyclesTest, InvariantsHoldOverCycles) {
 //    j04 on H100 while counted as A100 demand; running on H100 it drops q0's entitlement from
 //    6000 to 5000 (H100 is contended) and j04 reclaims it back. Seed 272 is the same. Counting
 //    a running job's demand like a pending one's (on its first accepted model) removes every
-//    (e3) failure and 3 of the 5 (e1) ones; src/engine/entitlements.cc now does so for jobs that accept
-//    several models, and (e3) is enabled: 0 of 1,000 seeds fail it (engine of 353cc65 plus that
-//    change); (e1) fails on 502 635 and (e4) on 107 216 372 385 421 456 476 502 582 606 635 686
-//    800 821, all with reclaim across queues on.
+//    (e3) failure and 3 of the 5 (e1) ones; src/engine/entitlements.cc now does so for jobs that
+//    accept several models, and (e3) is enabled: 0 of 1,000 seeds fail it (engine of 353cc65 plus
+//    that change); (e1) fails on 502 635 and (e4) on 107 216 372 385 421 456 476 502 582 606 635
+//    686 800 821, all with reclaim across queues on.
 //
 // 2. No second chance within the cycle, and placement blind to shares. Victims are retried only
 //    without preemption (stage 6b), a job that failed before an eviction or a start is not

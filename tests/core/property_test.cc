@@ -16,8 +16,8 @@
 //   - applying the starts and scheduling again starts nothing (fixed point).
 // Failures name the seed; only the first few failing seeds are reported in full.
 #include <algorithm>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>

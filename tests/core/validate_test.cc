@@ -1,5 +1,7 @@
 // ValidateSnapshot: one case per kind of bad input, each asserting the exact status code and the
 // exact message; a rich valid snapshot passes; the first error does not depend on list order.
+#include "gpupool/validate.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "gpupool/validate.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
 #include "testing/generator.h"

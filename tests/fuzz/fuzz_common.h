@@ -24,13 +24,13 @@
 #include "gpupool/snapshot.h"
 
 // Aborts (a finding for libFuzzer) when a property the fuzz target checks does not hold.
-#define FUZZ_CHECK(condition, what)                                                           \
-  do {                                                                                        \
-    if (!(condition)) {                                                                       \
-      std::fprintf(stderr, "%s:%d: fuzz property failed: %s (%s)\n", __FILE__, __LINE__,      \
-                   #condition, std::string(what).c_str());                                    \
-      std::abort();                                                                           \
-    }                                                                                         \
+#define FUZZ_CHECK(condition, what)                                                      \
+  do {                                                                                   \
+    if (!(condition)) {                                                                  \
+      std::fprintf(stderr, "%s:%d: fuzz property failed: %s (%s)\n", __FILE__, __LINE__, \
+                   #condition, std::string(what).c_str());                               \
+      std::abort();                                                                      \
+    }                                                                                    \
   } while (false)
 
 namespace gpupool::fuzz {

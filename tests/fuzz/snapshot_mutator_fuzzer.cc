@@ -182,7 +182,8 @@ void MutateJob(Rng& rng, Snapshot& s, Job& job) {
             }
             break;
           default:
-            if (!p->gpus.empty()) p->gpus[Pick(rng, p->gpus.size())] = static_cast<int32_t>(Pick(rng, 8));
+            if (!p->gpus.empty())
+              p->gpus[Pick(rng, p->gpus.size())] = static_cast<int32_t>(Pick(rng, 8));
         }
       } else if (TaskGroup* g = AnyOf(rng, job.groups)) {
         job.placements.push_back(MakePlacement(rng, s, job, *g));
@@ -238,15 +239,15 @@ void MutateJob(Rng& rng, Snapshot& s, Job& job) {
             g->name = AnyName(rng, s);
             break;
           case 1:
-            g->topology.replica_scope =
-                Coin(rng) ? ReplicaScope::kNode : ReplicaScope::kIsland;
+            g->topology.replica_scope = Coin(rng) ? ReplicaScope::kNode : ReplicaScope::kIsland;
             break;
           case 2:
             g->topology.replica_strictness =
                 Coin(rng) ? Strictness::kRequired : Strictness::kPreferred;
             break;
           case 3:
-            g->topology.gang_strictness = Coin(rng) ? Strictness::kRequired : Strictness::kPreferred;
+            g->topology.gang_strictness =
+                Coin(rng) ? Strictness::kRequired : Strictness::kPreferred;
             break;
           default:
             if (Coin(rng)) {
@@ -304,7 +305,8 @@ void MutateJob(Rng& rng, Snapshot& s, Job& job) {
       }
       break;
     default:
-      job.start_time = Coin(rng) ? std::optional<int64_t>(InterestingInt(rng, s.now)) : std::nullopt;
+      job.start_time =
+          Coin(rng) ? std::optional<int64_t>(InterestingInt(rng, s.now)) : std::nullopt;
   }
 }
 
@@ -400,8 +402,8 @@ void MutateQueue(Rng& rng, Snapshot& s, Queue& queue) {
             quota->guaranteed_milli = InterestingInt(rng, quota->guaranteed_milli);
             break;
           case 1:
-            quota->limit_milli = Coin(rng) ? std::optional<int64_t>(InterestingInt(rng, 4000))
-                                           : std::nullopt;
+            quota->limit_milli =
+                Coin(rng) ? std::optional<int64_t>(InterestingInt(rng, 4000)) : std::nullopt;
             break;
           case 2:
             quota->over_quota_weight = InterestingInt(rng, quota->over_quota_weight);

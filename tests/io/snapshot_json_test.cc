@@ -445,8 +445,8 @@ TEST(SnapshotJsonTest, NestingDeeperThan1024IsInvalidJsonBeforeAnyTypeError) {
     EXPECT_EQ(ParseDecisions(input).status().message(), kTooDeep);
   }
   // Exactly 1,024 deep is not too deep: the type error is reported.
-  absl::StatusOr<Snapshot> deep = ParseSnapshot(R"({"now": )" + std::string(1023, '[') +
-                                                std::string(1023, ']') + "}");
+  absl::StatusOr<Snapshot> deep =
+      ParseSnapshot(R"({"now": )" + std::string(1023, '[') + std::string(1023, ']') + "}");
   ASSERT_FALSE(deep.ok());
   EXPECT_EQ(deep.status().message(), "now: expected an integer");
   // Brackets inside strings do not count.

@@ -166,7 +166,7 @@ def test_invalid_policy_values_name_the_policy():
 
 
 # The replay (docs/replay.md) from Python, against `gpupool simulate --protocol replay`.
-TRACE = os.path.join(SOURCE, "examples", "traces", "small_philly.csv")
+TRACE = os.environ["GPUPOOL_SMALL_TRACE"]  # written at configure time by make_small_philly.py
 SMALL_POOL = {"nodes": 4, "gpus_per_node": 8, "nodes_per_rack": 2}
 
 

@@ -21,9 +21,10 @@
 //
 // Malformed JSON (truncated, bad UTF-8, nesting deeper than 1024 levels) gives
 // "invalid JSON: ..." with the parser's reason; too-deep nesting wins over any other error. An
-// integer that does not fit its field, however many digits it has, gives "integer out of range". The readers never crash and never throw, whatever
-// the input. They check the shape of the document only: whether the snapshot makes sense
-// (unique ids, known references, quantities in range) is ValidateSnapshot()'s job (schedule.h).
+// integer that does not fit its field, however many digits it has, gives "integer out of range".
+// The readers never crash and never throw, whatever the input. They check the shape of the document
+// only: whether the snapshot makes sense (unique ids, known references, quantities in range) is
+// ValidateSnapshot()'s job (schedule.h).
 //
 // Writing is canonical: the same value always gives the same bytes on every machine. Keys in a
 // fixed order (the order of the C++ fields), lists in the order given, integers only, 2-space

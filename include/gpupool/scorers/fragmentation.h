@@ -58,7 +58,8 @@ class TaskClassTable {
 
 // How a CPU-only task class counts when it fits the node.
 enum class CpuClassRule {
-  // As the FGD protocol (docs/simulator.md) words it: a class that fits can use the node, so none of the node's idle
+  // As the FGD protocol (docs/simulator.md) words it: a class that fits can use the node, so none
+  // of the node's idle
   // GPU milli is fragmented for it (it needs no GPU at all).
   kFitsIsNotFragmented,
   // As the FGD simulator's code does it: every idle GPU milli counts as fragmented for a class

@@ -91,12 +91,13 @@ std::shared_ptr<const PlacementScorer> MakeLeastLeftoverScorer();
 // in the paper's code. Also a GpuSelectingScorer.
 std::shared_ptr<const PlacementScorer> MakeFgdScorer(TaskClassTable popularity);
 
-// expected-waste (simulator policy "default"): gpupool's own fragmentation-aware scorer. Where FGD minimises the fragmentation a
-// placement causes now, this minimises the growth of the node's expected *final* waste: the GPU
-// milli still idle after fixed samples of the workload's mix (CPU and memory included) are packed
-// onto the node largest first. Ties go to the first node, which packs. Needs the workload's
-// popularity table with memory (TaskClassTable::FromPods(..., 100, true)); MakeScorerByName()
-// builds it. See docs/simulator.md for the measurements. Cost per call: O(8 x 64 x GPUs).
+// expected-waste (simulator policy "default"): gpupool's own fragmentation-aware scorer. Where FGD
+// minimises the fragmentation a placement causes now, this minimises the growth of the node's
+// expected *final* waste: the GPU milli still idle after fixed samples of the workload's mix (CPU
+// and memory included) are packed onto the node largest first. Ties go to the first node, which
+// packs. Needs the workload's popularity table with memory (TaskClassTable::FromPods(..., 100,
+// true)); MakeScorerByName() builds it. See docs/simulator.md for the measurements. Cost per call:
+// O(8 x 64 x GPUs).
 std::shared_ptr<const PlacementScorer> MakeExpectedWasteScorer(TaskClassTable popularity);
 
 // What the by-name factory needs: a seed (random) and the workload's requests (fgd,

@@ -66,8 +66,7 @@ std::optional<int> CheckDocuments(const char* snapshot_json, size_t snapshot_len
   }
   if (policy_json == nullptr && policy_len != 0) {
     return Fail(GPUPOOL_USAGE_ERROR,
-                fmt::format("policy_json is NULL but policy_len is {}", policy_len),
-                error_message);
+                fmt::format("policy_json is NULL but policy_len is {}", policy_len), error_message);
   }
   // Before any view of the text is made: a length past the limit is refused unread.
   for (const auto& [name, size] : {std::pair<const char*, size_t>{"snapshot", snapshot_len},
@@ -142,8 +141,8 @@ int gpupool_schedule_json(const char* snapshot_json, size_t snapshot_len, const 
     if (decisions_json == nullptr) {
       return Fail(GPUPOOL_USAGE_ERROR, "decisions_json is NULL", error_message);
     }
-    if (std::optional<int> bad = CheckDocuments(snapshot_json, snapshot_len, policy_json,
-                                                policy_len, error_message)) {
+    if (std::optional<int> bad =
+            CheckDocuments(snapshot_json, snapshot_len, policy_json, policy_len, error_message)) {
       return *bad;
     }
     return Run(decisions_json, error_message, [&] {
@@ -181,8 +180,8 @@ int gpupool_explain_json(const char* snapshot_json, size_t snapshot_len, const c
         !size.ok()) {
       return Fail(GPUPOOL_INVALID_INPUT, std::string(size.message()), error_message);
     }
-    if (std::optional<int> bad = CheckDocuments(snapshot_json, snapshot_len, policy_json,
-                                                policy_len, error_message)) {
+    if (std::optional<int> bad =
+            CheckDocuments(snapshot_json, snapshot_len, policy_json, policy_len, error_message)) {
       return *bad;
     }
     return Run(explanation, error_message, [&] {

@@ -36,8 +36,8 @@ class InputError : public std::runtime_error {
 
 bool IsInputError(absl::StatusCode code) {
   return code == absl::StatusCode::kInvalidArgument ||
-         code == absl::StatusCode::kFailedPrecondition ||
-         code == absl::StatusCode::kNotFound || code == absl::StatusCode::kOutOfRange;
+         code == absl::StatusCode::kFailedPrecondition || code == absl::StatusCode::kNotFound ||
+         code == absl::StatusCode::kOutOfRange;
 }
 
 // The value, or the status as a Python exception (to be called with the GIL held).
@@ -88,8 +88,7 @@ absl::StatusOr<std::string> ReplayMetricsJson(const std::string& trace_csv,
                                               int64_t window_days, int32_t nodes,
                                               int32_t gpus_per_node, int32_t nodes_per_rack) {
   if (nodes < 1 || gpus_per_node < 1 || nodes_per_rack < 1) {
-    return absl::InvalidArgumentError(
-        "nodes, gpus_per_node and nodes_per_rack must be at least 1");
+    return absl::InvalidArgumentError("nodes, gpus_per_node and nodes_per_rack must be at least 1");
   }
   if (window_days < 1) return absl::InvalidArgumentError("window_days must be at least 1");
   absl::StatusOr<std::vector<sim::TraceJob>> jobs = sim::ParsePhillyCsv(trace_csv, "trace");
@@ -110,7 +109,8 @@ absl::StatusOr<std::string> ReplayMetricsJson(const std::string& trace_csv,
     }
     options->policy = std::move(*engine_policy);
   }
-  options->pool = {.nodes = nodes, .gpus_per_node = gpus_per_node, .nodes_per_rack = nodes_per_rack};
+  options->pool = {
+      .nodes = nodes, .gpus_per_node = gpus_per_node, .nodes_per_rack = nodes_per_rack};
   absl::StatusOr<sim::ReplayResult> result = sim::RunReplay(*options, *jobs);
   if (!result.ok()) return result.status();
   return sim::ReplayMetricsToJson(result->metrics);
@@ -160,10 +160,10 @@ PYBIND11_MODULE(gpupool, m) {
   m.def("replay_policy_names", &gpupool::sim::ReplayPolicyNames,
         "replay_policy_names() -> list[str]\n\n"
         "The named policies simulate_replay() accepts (docs/replay.md says what each sets).");
-  m.def("simulate_replay", &b::SimulateReplay, py::arg("trace_csv"),
-        py::arg("policy") = "default", py::arg("policy_json") = py::none(),
-        py::arg("window_start") = py::none(), py::arg("window_days") = 14,
-        py::arg("nodes") = 64, py::arg("gpus_per_node") = 8, py::arg("nodes_per_rack") = 16,
+  m.def("simulate_replay", &b::SimulateReplay, py::arg("trace_csv"), py::arg("policy") = "default",
+        py::arg("policy_json") = py::none(), py::arg("window_start") = py::none(),
+        py::arg("window_days") = 14, py::arg("nodes") = 64, py::arg("gpus_per_node") = 8,
+        py::arg("nodes_per_rack") = 16,
         "simulate_replay(trace_csv: str, policy: str = 'default', policy_json: str | None = None,\n"
         "                window_start: str | None = None, window_days: int = 14, nodes: int = 64,\n"
         "                gpus_per_node: int = 8, nodes_per_rack: int = 16) -> dict\n\n"
