@@ -140,10 +140,22 @@ std::vector<int32_t> Placer::DomainsInOrder(int32_t level, int32_t model, int64_
 bool Placer::PlaceInScope(int32_t j, int32_t model, Scope scope) {
   const auto& groups = index_.job(j).job->groups;
   const std::vector<int32_t> order = GroupOrder(j);
+  const WorkingState::Mark mark = state_.Checkpoint();
+  const size_t built = building_.size();
+  bool placed = true;
   for (int32_t g : order) {
-    for (int32_t r = 0; r < groups[g].MinReplicas(); ++r) {
-      if (!PlaceReplica(j, g, r, model, scope)) return false;
+    for (int32_t r = 0; r < groups[g].MinReplicas() && placed; ++r) {
+      placed = PlaceReplica(j, g, r, model, scope);
     }
+  }
+  if (!placed) {
+    // The greedy pass may have put a replica where a later one needed to go: search the gang's
+    // placements in the scope before giving up (gang_search.cc). When the first replica found no
+    // node at all, no search can do better.
+    const bool some_placed = building_.size() > built;
+    state_.Rollback(mark);
+    building_.resize(built);
+    if (!some_placed || !SearchGang(j, model, scope)) return false;
   }
   GrowElastic(j, model, scope);
   return true;
@@ -210,6 +222,13 @@ bool Placer::PlaceReplica(int32_t j, int32_t g, int32_t replica, int32_t model, 
     node = ScanForNode(j, group, index_.nodes_of_model(model), gpus);
   }
   if (node == kNone) return false;
+  Occupy(j, g, replica, node, gpus);
+  return true;
+}
+
+void Placer::Occupy(int32_t j, int32_t g, int32_t replica, int32_t node,
+                    const std::vector<int32_t>& gpus) {
+  const TaskGroup& group = index_.job(j).job->groups[g];
   const ResourceRequest& request = group.request;
   state_.Allocate(j, node, gpus, request.MilliPerGpu(), request.gpu_memory_mib, request.cpu_milli,
                   request.memory_mib);
@@ -220,7 +239,6 @@ bool Placer::PlaceReplica(int32_t j, int32_t g, int32_t replica, int32_t model, 
   placement.gpu_milli = request.gpu_milli > 0 ? request.MilliPerGpu() : 0;
   for (int32_t flat : gpus) placement.gpus.push_back(index_.gpu_index(flat));
   building_.push_back(std::move(placement));
-  return true;
 }
 
 int32_t Placer::SearchOrdered(int32_t j, const TaskGroup& group, int32_t slot,

@@ -5,8 +5,10 @@
 // groups largest-replica first, each replica on the node the placement strategy prefers among
 // the nodes where it fits. With a gang topology constraint it tries whole domains of that level
 // one by one, most-filled first for best-fit (keeping emptier domains whole for larger gangs),
-// pruned by each domain's free-capacity aggregate. Any replica that does not fit rolls the whole
-// gang back. Elastic groups then grow replica by replica while they fit.
+// pruned by each domain's free-capacity aggregate. When a replica does not fit after others were
+// placed, a bounded search over the gang's placements in the scope follows (gang_search.cc);
+// if that fails too, the whole gang rolls back. Elastic groups then grow replica by replica
+// while they fit.
 //
 // Candidate search: best-fit and spread walk the ordered per-model node index from the first
 // node with enough free milli-GPUs, so a search costs O(log nodes) plus the nodes that are skipped
@@ -60,6 +62,24 @@ class Placer {
   bool PlaceInScope(int32_t j, int32_t model, Scope scope);
   void GrowElastic(int32_t j, int32_t model, Scope scope);
   bool PlaceReplica(int32_t j, int32_t group, int32_t replica, int32_t model, Scope scope);
+  // Applies a replica's placement on node n, GPUs `gpus`, to the state and to building_.
+  void Occupy(int32_t j, int32_t group, int32_t replica, int32_t node,
+              const std::vector<int32_t>& gpus);
+
+  // The fallback when the greedy pass fails a gang of two or more replicas in a scope: a
+  // depth-first search over the replicas' nodes, most constrained replica first, bounded by
+  // kGangSearchStepsPerReplica nodes tried per replica (gang_search.cc). On success the gang's
+  // required replicas are placed; on failure the state is unchanged.
+  bool SearchGang(int32_t j, int32_t model, Scope scope);
+  struct SearchSlot {
+    int32_t group;
+    int32_t replica;
+  };
+  bool SearchFrom(int32_t j, const std::vector<SearchSlot>& slots, size_t i,
+                  const std::vector<std::vector<int32_t>>& candidates, std::vector<int32_t>& chosen,
+                  int64_t& steps_left);
+  // Nodes a replica of group g may use in the scope, in topology order (PlaceReplica's set).
+  std::vector<int32_t> ScopeNodes(int32_t j, int32_t g, int32_t model, Scope scope) const;
 
   // Finds the GPUs a replica of `request` would take on node n, into `gpus`; false if it does
   // not fit there now.

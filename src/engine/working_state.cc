@@ -18,6 +18,7 @@ WorkingState::WorkingState(const SnapshotIndex& index, const Policy& policy)
   node_free_gpu_.assign(n_count, 0);
   node_tenant_.assign(n_count, kNoTenant);
   node_exclusive_tenant_.assign(n_count, kNoTenant);
+  node_replicas_.assign(n_count, 0);
   domain_free_gpu_.assign(index.flat_domain_count(), 0);
   queue_usage_.assign(static_cast<size_t>(index.queue_count()) * (index.model_count() + 1), 0);
   open_.assign(n_count, 0);
@@ -130,17 +131,12 @@ void WorkingState::Free(int32_t j, const Held& held) {
   }
   AdjustFree(j, n, given, held.cpu_milli, held.memory_mib,
              -held.milli * static_cast<int64_t>(held.gpus.size()));
+  Set(node_replicas_, n, node_replicas_[n] - 1);
   if (NodeEmpty(n)) {
     Set(node_tenant_, n, kNoTenant);
     Set(node_exclusive_tenant_, n, kNoTenant);
   }
   Reindex(n);
-}
-
-bool WorkingState::NodeEmpty(int32_t n) const {
-  return node_free_cpu_[n] == index_.node(n).cpu_milli &&
-         node_free_memory_[n] == index_.node(n).memory_mib &&
-         node_free_gpu_[n] == static_cast<int64_t>(index_.healthy_gpus(n)) * kMilliPerGpu;
 }
 
 void WorkingState::Touch(int32_t n) {
@@ -186,6 +182,7 @@ void WorkingState::Allocate(int32_t j, int32_t n, const std::vector<int32_t>& gp
     Set(node_tenant_, n, kMixedTenants);
   }
   if (info.isolation == Isolation::kExclusiveNode) Set(node_exclusive_tenant_, n, tenant);
+  Set(node_replicas_, n, node_replicas_[n] + 1);
   AdjustFree(j, n, -taken, -cpu_milli, -memory_mib, milli * static_cast<int64_t>(gpus.size()));
   Reindex(n);
 }

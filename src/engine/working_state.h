@@ -109,8 +109,8 @@ class WorkingState {
   // for CPU-only nodes).
   int64_t model_free_gpu(int32_t m) const { return model_free_gpu_[m]; }
   int64_t model_free_cpu(int32_t m) const { return model_free_cpu_[m]; }
-  // Does node n hold no work at all (all of its CPU, memory and healthy GPUs free)?
-  bool NodeEmpty(int32_t n) const;
+  // Does node n hold no work at all (no replica, even one that requests nothing)?
+  bool NodeEmpty(int32_t n) const { return node_replicas_[n] == 0; }
   // Is the node open to new work (ready)?
   bool node_open(int32_t n) const { return open_[n] != 0; }
 
@@ -153,6 +153,9 @@ class WorkingState {
   std::vector<int64_t> gpu_free_milli_, gpu_free_memory_, gpu_tenant_;
   std::vector<int64_t> node_free_cpu_, node_free_memory_, node_free_gpu_, node_tenant_,
       node_exclusive_tenant_;
+  // Replicas on each node: a replica that requests no resources still makes its node non-empty
+  // for isolation.
+  std::vector<int64_t> node_replicas_;
   std::vector<int64_t> domain_free_gpu_;
   std::vector<int64_t> model_free_gpu_, model_free_cpu_;
   std::vector<int64_t> queue_usage_;

@@ -566,12 +566,14 @@ void CheckSnapshot(uint64_t seed, const Snapshot& snapshot, std::vector<std::str
 TEST(PropertyTest, InvariantsHoldOnRandomSnapshots) {
   int failing_seeds = 0;
   int64_t starts = 0;
+  std::string failing_list;
   for (uint64_t seed = 0; seed < kSeeds; ++seed) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed);
     std::vector<std::string> violations;
     CheckSnapshot(seed, GenerateRandomSnapshot(seed), violations);
     if (!violations.empty()) {
       ++failing_seeds;
+      failing_list += fmt::format(" {}", seed);
       if (failing_seeds <= kReportedSeeds) {
         std::string text;
         for (const std::string& v : violations) text += v + "\n";
@@ -582,7 +584,7 @@ TEST(PropertyTest, InvariantsHoldOnRandomSnapshots) {
     if (d.ok()) starts += static_cast<int64_t>(d->starts.size());
   }
   EXPECT_EQ(failing_seeds, 0) << "seeds with violations (the first " << kReportedSeeds
-                              << " are reported above)";
+                              << " are reported above):" << failing_list;
   ::testing::Test::RecordProperty("seeds", static_cast<int>(kSeeds));
   std::printf("%llu seeds (one random cycle each), %lld starts, %d failing seeds\n",
               static_cast<unsigned long long>(kSeeds), static_cast<long long>(starts),

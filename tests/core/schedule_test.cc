@@ -624,6 +624,26 @@ TEST(ScheduleTest, ExclusiveNodeIsolation) {
   EXPECT_THAT(PendingJobs(d), ElementsAre("o2"));
 }
 
+// A running job that requests nothing (no GPU, CPU or memory) still occupies its node for
+// exclusive-node isolation: n1 runs such a job of "other", so i1 (iso) goes to n2. (Both nodes
+// have the same free GPUs and CPU, so best-fit would otherwise take n1, first in topology order.)
+// Found by the long property run (seed 60391).
+TEST(ScheduleTest, ExclusiveNodeIsolationCountsJobsThatRequestNothing) {
+  Queue iso = MakeQueue("iso");
+  iso.isolation = Isolation::kExclusiveNode;
+  Snapshot snapshot = SnapshotBuilder()
+                          .Model("A100")
+                          .Node(MakeNode("n1", "A100", 8))
+                          .Node(MakeNode("n2", "A100", 8))
+                          .Queue(iso)
+                          .Queue("other")
+                          .Job(MakeRunningJob("o1", "other", GpuRequest(0), {Placement("n1", {})}))
+                          .Job(MakePendingJob("i1", "iso", GpuRequest(1000)))
+                          .Build();
+  Decisions d = ScheduleOk(snapshot, WithPlacement(PlacementStrategy::kBestFit));
+  ExpectStart(d, "i1", {At("n2", {0}, 1000)});
+}
+
 // L4 GPUs have 24 GiB, A100 80 GiB; both jobs prefer L4, then A100. "a-l4" has one free GPU;
 // "b-a100" is empty. j needs 40000 MiB per GPU → no L4 holds it, so A100: b-a100 GPU 0. k needs
 // 20000 MiB → L4 fits: a-l4 GPU 3.
