@@ -7,6 +7,8 @@
 // the strategy prefers, so the cycle would not be a fixed point (docs/engine.md).
 //
 // SearchGang() is a depth-first search over the gang's required replicas:
+//   - only gangs of two or more groups are searched (replicas of one group are interchangeable,
+//     so the greedy pass fails them only when the scope cannot hold them);
 //   - replicas are taken most constrained first (fewest nodes in the scope where one fits now),
 //     ties in the greedy pass's group order, so the launcher above is placed first;
 //   - each replica tries the nodes where it fits in the strategy's order of preference (best-fit:
@@ -55,8 +57,10 @@ bool Placer::SearchGang(int32_t j, int32_t model, Scope scope) {
   for (int32_t g : GroupOrder(j)) {
     for (int32_t r = 0; r < groups[g].MinReplicas(); ++r) slots.push_back({g, r});
   }
-  // One replica: the greedy pass has tried every node of the scope already.
-  if (slots.size() < 2) return false;
+  // Replicas of one group are interchangeable, and how many of them a node holds does not depend
+  // on which node took the others: the greedy pass fails such a gang only when the scope cannot
+  // hold it. Only gangs of two or more groups can be misplaced.
+  if (slots.empty() || slots.front().group == slots.back().group) return false;
 
   // The scope's nodes must hold the whole gang's GPUs and CPU between them; then each group's
   // nodes where one replica fits now. A group that fits nowhere ends the search at once.
@@ -88,6 +92,21 @@ bool Placer::SearchGang(int32_t j, int32_t model, Scope scope) {
                        [&](int32_t n) { return !FitsOnNode(j, groups[slot.group], n, gpus); }),
         list.end());
     if (list.empty()) return false;
+    // Each group's replicas must fit on its nodes by free GPU, CPU and memory alone.
+    const ResourceRequest& request = groups[slot.group].request;
+    int64_t room = 0;
+    for (int32_t n : list) {
+      int64_t on_node = groups[slot.group].MinReplicas();
+      if (request.gpu_milli > 0)
+        on_node = std::min(on_node, state_.node_free_gpu(n) / request.gpu_milli);
+      if (request.cpu_milli > 0)
+        on_node = std::min(on_node, state_.node_free_cpu(n) / request.cpu_milli);
+      if (request.memory_mib > 0) {
+        on_node = std::min(on_node, state_.node_free_memory(n) / request.memory_mib);
+      }
+      room += on_node;
+    }
+    if (room < groups[slot.group].MinReplicas()) return false;
   }
   // Most constrained group first; a group's replicas stay together, in replica order.
   std::stable_sort(slots.begin(), slots.end(), [&](const SearchSlot& a, const SearchSlot& b) {

@@ -142,20 +142,23 @@ bool Placer::PlaceInScope(int32_t j, int32_t model, Scope scope) {
   const std::vector<int32_t> order = GroupOrder(j);
   const WorkingState::Mark mark = state_.Checkpoint();
   const size_t built = building_.size();
-  bool placed = true;
-  for (int32_t g : order) {
-    for (int32_t r = 0; r < groups[g].MinReplicas() && placed; ++r) {
-      placed = PlaceReplica(j, g, r, model, scope);
+  // The greedy pass: groups in order, each group's replicas one by one.
+  size_t failed_at = order.size();
+  for (size_t i = 0; i < order.size() && failed_at == order.size(); ++i) {
+    for (int32_t r = 0; r < groups[order[i]].MinReplicas(); ++r) {
+      if (!PlaceReplica(j, order[i], r, model, scope)) {
+        failed_at = i;
+        break;
+      }
     }
   }
-  if (!placed) {
-    // The greedy pass may have put a replica where a later one needed to go: search the gang's
-    // placements in the scope before giving up (gang_search.cc). When the first replica found no
-    // node at all, no search can do better.
-    const bool some_placed = building_.size() > built;
+  if (failed_at < order.size()) {
     state_.Rollback(mark);
     building_.resize(built);
-    if (!some_placed || !SearchGang(j, model, scope)) return false;
+    // A later group may have failed because an earlier group took its nodes: search the gang's
+    // placements in the scope before giving up (gang_search.cc). When the first group fails, the
+    // scope cannot hold its replicas whatever the others do, and no search can help.
+    if (failed_at == 0 || !SearchGang(j, model, scope)) return false;
   }
   GrowElastic(j, model, scope);
   return true;
