@@ -86,7 +86,8 @@ struct QueueRecord {
   std::string id;
   int32_t parent = -1;
   int32_t depth = 0;
-  std::vector<int64_t> guarantee;  // per model
+  std::vector<TopologyLabel> labels;  // in key order
+  std::vector<int64_t> guarantee;     // per model
   int64_t star_guarantee = 0;
 };
 
@@ -358,6 +359,24 @@ absl::StatusOr<Ledger> Ledger::Create(const LedgerSetup& setup) {
     }
     QueueRecord record;
     record.id = queue->id;
+    record.labels = queue->labels;
+    std::sort(record.labels.begin(), record.labels.end(),
+              [](const TopologyLabel& a, const TopologyLabel& b) { return a.level < b.level; });
+    for (size_t k = 0; k < record.labels.size(); ++k) {
+      const TopologyLabel& label = record.labels[k];
+      if (label.level.empty()) {
+        return absl::InvalidArgumentError(
+            fmt::format("queues ({}).labels[]: key must not be empty", queue->id));
+      }
+      if (k > 0 && label.level == record.labels[k - 1].level) {
+        return absl::InvalidArgumentError(
+            fmt::format("queues ({}).labels[{}]: duplicate key", queue->id, label.level));
+      }
+      if (label.value.empty()) {
+        return absl::InvalidArgumentError(
+            fmt::format("queues ({}).labels[{}].value: must not be empty", queue->id, label.level));
+      }
+    }
     record.guarantee.assign(s->models.size(), 0);
     std::map<std::string, bool, std::less<>> seen;
     for (size_t k = 0; k < queue->quotas.size(); ++k) {
@@ -629,6 +648,28 @@ absl::Status Ledger::Record(const Snapshot& snapshot, const Decisions& decisions
   return absl::OkStatus();
 }
 
+absl::StatusOr<int64_t> Ledger::SubtreeBusy(std::string_view queue) const {
+  const State& s = *state_;
+  auto it = s.queue_index.find(queue);
+  if (it == s.queue_index.end()) {
+    return absl::NotFoundError(fmt::format("SubtreeBusy: unknown queue \"{}\"", queue));
+  }
+  const int32_t root = it->second;
+  const size_t num_models = s.models.size();
+  int64_t busy = 0;
+  for (size_t q = 0; q < s.queues.size(); ++q) {
+    int32_t at = static_cast<int32_t>(q);
+    while (at >= 0 && at != root) at = s.queues[static_cast<size_t>(at)].parent;
+    if (at != root) continue;
+    // What Integrate() would add up to now: within + borrowed is all of the queue's use.
+    for (size_t m = 0; m < num_models; ++m) {
+      const QueueModel& x = s.qm[q * num_models + m];
+      busy += x.within + x.borrowed + x.usage * (s.now - x.last);
+    }
+  }
+  return busy;
+}
+
 LedgerReport Ledger::Report() const {
   const State& s = *state_;
   const int64_t end = s.now;
@@ -723,6 +764,7 @@ LedgerReport Ledger::Report() const {
         .queue = record.id,
         .parent = record.parent >= 0 ? s.queues[static_cast<size_t>(record.parent)].id : "",
         .depth = record.depth,
+        .labels = record.labels,
         .own = own[q],
         .subtree = subtree[q]});
   }
