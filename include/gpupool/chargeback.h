@@ -57,7 +57,9 @@ struct ModelPrice {
 // What one queue sets; everything optional, and inherited by its descendants when unset.
 struct QueuePricing {
   std::string queue;
-  // The cost center its usage is billed to.
+  // The cost center its usage is billed to. Normally a queue's cost center is its
+  // "cost_center" label (Queue::labels, kCostCenterLabel); this sets it where the queues carry
+  // no labels (the replay's queues come from a trace) or overrides the label.
   std::optional<std::string> cost_center;
   // A different price for its borrowed time, per GPU model (e.g. a discount for time that may be
   // reclaimed). A model without one keeps the model's price.
@@ -71,8 +73,9 @@ struct Prices {
   // without that, ComputeChargeback() fails (FailedPrecondition naming the model).
   std::vector<ModelPrice> gpu_models;
   std::optional<int64_t> default_micros_per_gpu_hour;
-  // Cost centers and borrowed prices per queue. A queue's cost center is its own, else its
-  // nearest ancestor's, else the id of its root queue.
+  // Cost centers and borrowed prices per queue. A queue's own cost center is the one its
+  // QueuePricing sets, else its "cost_center" label (LedgerReport's QueueLedger::labels); its
+  // cost center is its own, else its nearest ancestor's own, else the id of its root queue.
   std::vector<QueuePricing> queues;
   PreemptionPayer preemption_paid_by = PreemptionPayer::kVictim;
   // The cost center of rows paid by the pool (kPool).
@@ -134,8 +137,9 @@ absl::StatusOr<Chargeback> ComputeChargeback(const LedgerReport& report, const P
 // be negative). OutOfRange when the result does not fit in int64.
 absl::StatusOr<int64_t> PriceMilliGpuSeconds(int64_t milli_gpu_s, int64_t micros_per_gpu_hour);
 
-// The cost center of every queue of `report` under `prices` (the inheritance rule above), in
-// the order of report.queues.
+// The cost center of every queue of `report` under `prices` (the rule of Prices::queues: own
+// pricing, else own label, else the nearest ancestor's, else the root's id), in the order of
+// report.queues.
 std::vector<std::string> CostCenters(const LedgerReport& report, const Prices& prices);
 
 // "victim", "preemptor", "pool".

@@ -136,6 +136,8 @@ struct QueueLedger {
   // Its parent ("" for a root) and its depth (0 for a root).
   std::string parent;
   int32_t depth = 0;
+  // Its labels (LedgerSetup's Queue::labels), in key order. Chargeback reads "cost_center".
+  std::vector<TopologyLabel> labels;
   // Its own jobs, and its own jobs with those of all its descendants.
   QueueTime own;
   QueueTime subtree;
@@ -189,7 +191,7 @@ struct LedgerSetup {
   // The pool's nodes: id, gpu_model and gpus (index) are used; nodes without GPUs are ignored.
   // Capacity is every GPU of every node, healthy or not, ready or not, from start_time on.
   std::vector<Node> nodes;
-  // The queue tree: id, parent and quotas (guaranteed_milli) are used.
+  // The queue tree: id, parent, quotas (guaranteed_milli) and labels are used.
   std::vector<Queue> queues;
   // Width of the series buckets in seconds; 0: no series. Buckets are aligned on multiples of
   // it (the first starts at start_time rounded down to one).
@@ -212,7 +214,8 @@ class Ledger {
  public:
   // Validates the setup: unique node ids, unique GPU indices per node, GPU model names on nodes
   // with GPUs, unique queue ids, known parents, no cycles, non-negative guarantees, at most one
-  // quota per model per queue, series_bucket_s >= 0. InvalidArgument (malformed) or
+  // quota per model per queue, label keys non-empty and unique per queue with non-empty values,
+  // series_bucket_s >= 0. InvalidArgument (malformed) or
   // FailedPrecondition (inconsistent) naming the field and the id.
   static absl::StatusOr<Ledger> Create(const LedgerSetup& setup);
 
@@ -266,6 +269,13 @@ class Ledger {
   int64_t now() const;
   // Whether the job is in the middle of a run.
   bool IsRunning(std::string_view job) const;
+
+  // The busy milli-GPU-seconds of the jobs of `queue` and of all queues below it, from
+  // start_time to now(): what Report() would give as the queue's subtree.work.busy, without
+  // building a report. This is what a host keeps budgets with (docs/budgets.md): the queue's
+  // budget_used_milli_gpu_seconds is SubtreeBusy(queue) now minus SubtreeBusy(queue) when the
+  // period began. NotFound for an unknown queue. Cost: queues x depth x GPU models.
+  absl::StatusOr<int64_t> SubtreeBusy(std::string_view queue) const;
 
   // Everything, as of now(). Runs still going count as finished at now(). Cost: linear in jobs,
   // nodes, queues x models and series buckets.

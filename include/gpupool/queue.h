@@ -2,15 +2,26 @@
 #ifndef GPUPOOL_QUEUE_H_
 #define GPUPOOL_QUEUE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "gpupool/topology.h"
+
 namespace gpupool {
 
 // The GPU-model key that means "all models together".
 inline constexpr char kAnyGpuModel[] = "*";
+
+// The queue label that names the cost center a queue's GPU time is billed to (chargeback.h). A
+// queue without it inherits its nearest ancestor's.
+inline constexpr char kCostCenterLabel[] = "cost_center";
+
+// Limits of a queue label (validate.h): keys and values are 1 to this many bytes.
+inline constexpr size_t kMaxLabelKeyBytes = 63;
+inline constexpr size_t kMaxLabelValueBytes = 253;
 
 // A queue's quota for one GPU model (or for all models together, with gpu_model == "*").
 struct Quota {
@@ -46,6 +57,12 @@ struct Queue {
   // May others use its unused guarantee?
   bool can_lend = true;
   Isolation isolation = Isolation::kNone;
+  // Free-form labels, key=value (the key in TopologyLabel::level, as for Node::labels). Keys are
+  // unique; keys and values are non-empty, at most kMaxLabelKeyBytes / kMaxLabelValueBytes long,
+  // without control characters. The scheduler does not read them. Accounting reads one:
+  // kCostCenterLabel ("cost_center"), the cost center the queue's GPU time is billed to, which
+  // its descendants inherit (docs/accounting.md).
+  std::vector<TopologyLabel> labels;
   // GPU-hour budget (docs/budgets.md): the GPU time the queue and all its
   // descendants together may use per accounting period, in milli-GPU-seconds (3,600,000 = one
   // GPU-hour), and what they have used of it so far in the current period (the host's ledger

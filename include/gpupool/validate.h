@@ -16,7 +16,8 @@ namespace gpupool {
 // Checks that a snapshot makes sense. Returns:
 //   - InvalidArgument for malformed values: empty or duplicate ids, negative or too large
 //     quantities, a gpu_milli above 1000 that is not whole GPUs, min_replicas above replicas,
-//     unknown enum-like names;
+//     unknown enum-like names, queue labels with an empty, duplicate, too long or
+//     control-character key or value;
 //   - FailedPrecondition for inconsistencies between parts: unknown references (queue, node,
 //     GPU model, topology level, group), cycles in the queue tree, a running allocation on a GPU
 //     that does not exist or that is over-committed, a pending job with placements.

@@ -8,7 +8,7 @@
 //       [--html OUT.html]
 //   gpupool simulate --protocol replay --trace philly:PATH [--cluster NxG[/R]]
 //       [--window-start YYYY-MM-DD --window-days D] --policy NAME[,NAME...|all] [--json OUT.json]
-//       [--html OUT.html]
+//       [--html OUT.html] [--prices PRICES.json] [--chargeback OUT.csv] [--budgets BUDGETS.json]
 //       (the job-level replay of the Philly trace in time, docs/replay.md)
 #include <unistd.h>
 
@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -30,6 +31,7 @@
 #include "gpupool/sim/inflation_report.h"
 #include "gpupool/sim/philly.h"
 #include "gpupool/sim/replay.h"
+#include "gpupool/sim/replay_budgets.h"
 #include "gpupool/sim/replay_report.h"
 #include "gpupool/sim/trace_job.h"
 #include "gpupool/sim/utc_time.h"
@@ -60,6 +62,7 @@ struct SimulateFlags {
   int64_t window_days = 14;
   std::string prices;
   std::string chargeback;
+  std::string budgets;
 };
 
 // "42-51", "42,43,50" or "7".
@@ -186,6 +189,73 @@ std::string MergeJsonObjects(const std::string& object, const std::string& membe
   return out + ",\n" + inner + "\n}\n";
 }
 
+// The JSON object document `object` as the member `key` of an object: {"key": {...}}, members
+// indented by 2 spaces like the canonical writer's.
+std::string NestJsonObject(std::string_view key, const std::string& object) {
+  std::string out = fmt::format("{{\n  \"{}\": ", key);
+  for (size_t at = 0; at < object.size();) {
+    const size_t end = object.find('\n', at);
+    const std::string line = object.substr(at, end == std::string::npos ? end : end - at);
+    if (at > 0 && !line.empty()) out += "  ";
+    out += line;
+    if (end == std::string::npos) break;
+    out += '\n';
+    at = end + 1;
+  }
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out + "\n}\n";
+}
+
+// The labels and budgets of the replay's queues (docs/accounting.md, "The replay's queues"):
+// each cost center of the prices becomes its queue's cost_center label, and each budget of the
+// budgets file its queue's budget. Names must be virtual clusters of the replayed window.
+absl::Status SetReplayQueues(const SimulateFlags& f, const std::vector<sim::TraceJob>& jobs,
+                             const Prices& prices, sim::ReplayOptions& options) {
+  std::set<std::string, std::less<>> clusters;
+  for (const sim::TraceJob& job : jobs) clusters.insert(job.cluster);
+  std::map<std::string, sim::ReplayQueue> queues;
+  for (size_t i = 0; i < prices.queues.size(); ++i) {
+    const QueuePricing& q = prices.queues[i];
+    if (!clusters.contains(q.queue)) {
+      return absl::InvalidArgumentError(
+          fmt::format("--prices: {}: queues[{}].queue: no virtual cluster \"{}\" in the "
+                      "replayed window",
+                      f.prices, i, q.queue));
+    }
+    if (!q.cost_center.has_value()) continue;
+    if (q.cost_center->empty()) {
+      return absl::InvalidArgumentError(
+          fmt::format("--prices: {}: queues[{}] ({}).cost_center: empty", f.prices, i, q.queue));
+    }
+    sim::ReplayQueue& settings = queues[q.queue];
+    settings.queue = q.queue;
+    settings.labels = {TopologyLabel{kCostCenterLabel, *q.cost_center}};
+  }
+  if (!f.budgets.empty()) {
+    absl::StatusOr<sim::ReplayBudgetFile> file = sim::ReadReplayBudgetsFile(f.budgets);
+    if (!file.ok()) {
+      return absl::Status(file.status().code(),
+                          "--budgets: " + std::string(file.status().message()));
+    }
+    for (size_t i = 0; i < file->queues.size(); ++i) {
+      const sim::ReplayQueue& budget = file->queues[i];
+      if (!clusters.contains(budget.queue)) {
+        return absl::InvalidArgumentError(
+            fmt::format("--budgets: {}: queues[{}].queue: no virtual cluster \"{}\" in the "
+                        "replayed window",
+                        f.budgets, i, budget.queue));
+      }
+      sim::ReplayQueue& settings = queues[budget.queue];
+      settings.queue = budget.queue;
+      settings.budget_milli_gpu_seconds = budget.budget_milli_gpu_seconds;
+    }
+    options.budget_period_s = file->period_s;
+  }
+  options.queues.clear();
+  for (auto& [name, settings] : queues) options.queues.push_back(std::move(settings));
+  return absl::OkStatus();
+}
+
 // The job-level replay (docs/replay.md): the Philly trace replayed in time through Schedule().
 int RunReplayProtocol(const SimulateFlags& f) {
   constexpr std::string_view kPhilly = "philly:";
@@ -253,6 +323,10 @@ int RunReplayProtocol(const SimulateFlags& f) {
                              f.cluster));
       return kExitUsage;
     }
+    if (absl::Status status = SetReplayQueues(f, jobs, prices, *options); !status.ok()) {
+      PrintError(status);
+      return kExitInvalidInput;
+    }
     absl::StatusOr<sim::ReplayResult> result = sim::RunReplay(*options, jobs);
     if (!result.ok()) {
       PrintError(result.status());
@@ -266,8 +340,13 @@ int RunReplayProtocol(const SimulateFlags& f) {
       PrintError("--prices: " + std::string(pooling.status().message()));
       return kExitInvalidInput;
     }
-    json_runs.push_back(MergeJsonObjects(
-        sim::ReplayMetricsToJson(m), io::AccountingToJson(result->ledger, *chargeback, *pooling)));
+    std::string run_json = MergeJsonObjects(
+        sim::ReplayMetricsToJson(m), io::AccountingToJson(result->ledger, *chargeback, *pooling));
+    if (!f.budgets.empty()) {
+      run_json = MergeJsonObjects(
+          run_json, NestJsonObject("budgets", sim::ReplayBudgetsToJson(result->budgets)));
+    }
+    json_runs.push_back(std::move(run_json));
     // The chargeback table of every policy in one CSV, each line led by the policy's name.
     const std::string csv = ChargebackToCsv(*chargeback);
     for (size_t at = 0, line = 0; at < csv.size(); ++line) {
@@ -484,6 +563,9 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--chargeback", flags->chargeback,
                   "--protocol replay: write the chargeback table as CSV (- for stdout; "
                   "docs/accounting.md)");
+  cmd->add_option("--budgets", flags->budgets,
+                  "--protocol replay: GPU-hour budgets per virtual cluster per period (JSON, "
+                  "docs/accounting.md); the engine sees them in its snapshots");
   cmd->add_flag("--quiet", flags->quiet, "No summary table, no progress");
   cmd->callback([flags, exit_code]() { *exit_code = RunSimulate(*flags); });
 }

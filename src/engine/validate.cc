@@ -236,6 +236,7 @@ class Validator {
       GPUPOOL_RETURN_IF_ERROR(CheckQuantityF(quota->over_quota_weight,
                                              "queues[{}].quotas[{}].over_quota_weight", id, model));
     }
+    GPUPOOL_RETURN_IF_ERROR(CheckQueueLabels(queue));
     if (queue.budget_milli_gpu_seconds.has_value()) {
       GPUPOOL_RETURN_IF_ERROR(CheckQuantityF(*queue.budget_milli_gpu_seconds,
                                              "queues[{}].budget_milli_gpu_seconds", id));
@@ -244,6 +245,62 @@ class Validator {
                                            "queues[{}].budget_used_milli_gpu_seconds", id));
     return CheckQuantityF(queue.decayed_usage_milli_gpu_seconds,
                           "queues[{}].decayed_usage_milli_gpu_seconds", id);
+  }
+
+  // Labels in key order: keys first (an empty key, then the smallest duplicate), then per key
+  // its length and characters, then its value's. Two passes, so that of two labels with one key
+  // the one listed first cannot decide the error.
+  absl::Status CheckQueueLabels(const Queue& queue) {
+    const std::string& id = queue.id;
+    std::vector<const TopologyLabel*>& labels = labels_scratch_;
+    SortInto(
+        queue.labels, [](const TopologyLabel& l) -> const std::string& { return l.level; }, labels);
+    for (size_t i = 0; i < labels.size(); ++i) {
+      const std::string& key = labels[i]->level;
+      if (key.empty()) return Invalid("queues[{}].labels[]: key must not be empty", id);
+      if (i > 0 && key == labels[i - 1]->level) {
+        return Invalid("queues[{}].labels[{}]: duplicate key", id, Shown(key));
+      }
+    }
+    for (size_t i = 0; i < labels.size(); ++i) {
+      const std::string& key = labels[i]->level;
+      if (key.size() > kMaxLabelKeyBytes) {
+        return Invalid("queues[{}].labels[{}]: key is {} bytes long, more than {}", id, Shown(key),
+                       key.size(), kMaxLabelKeyBytes);
+      }
+      if (HasControl(key)) {
+        return Invalid("queues[{}].labels[{}]: key must not hold control characters", id,
+                       Shown(key));
+      }
+      const std::string& value = labels[i]->value;
+      if (value.empty()) return Invalid("queues[{}].labels[{}].value: must not be empty", id, key);
+      if (value.size() > kMaxLabelValueBytes) {
+        return Invalid("queues[{}].labels[{}].value: {} bytes long, more than {}", id, key,
+                       value.size(), kMaxLabelValueBytes);
+      }
+      if (HasControl(value)) {
+        return Invalid("queues[{}].labels[{}].value: must not hold control characters", id, key);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // A label key as an error message shows it: control characters as '?', cut after the longest
+  // valid key with "...".
+  static std::string Shown(std::string_view key) {
+    std::string out(key.substr(0, kMaxLabelKeyBytes));
+    for (char& c : out) {
+      if (IsControl(c)) c = '?';
+    }
+    if (key.size() > kMaxLabelKeyBytes) out += "...";
+    return out;
+  }
+  static bool IsControl(char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return byte < 0x20 || byte == 0x7f;
+  }
+  static bool HasControl(std::string_view text) {
+    return std::any_of(text.begin(), text.end(), IsControl);
   }
 
   // Walks the parent links from each queue in id order; the first cycle met is reported starting

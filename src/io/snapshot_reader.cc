@@ -98,6 +98,7 @@ absl::Status ReadQueue(JsonValue value, const Path& path, Queue& out) {
       {"can_lend", ReadMember<&Queue::can_lend, ReadBool>},
       {"isolation", ReadMember<&Queue::isolation,
                                ReadEnumOf<internal::ParseIsolation, internal::IsolationNames>>},
+      {"labels", ReadMember<&Queue::labels, ReadLabels>},
       {"budget_milli_gpu_seconds", ReadMember<&Queue::budget_milli_gpu_seconds, ReadOptionalInt64>},
       {"budget_used_milli_gpu_seconds",
        ReadMember<&Queue::budget_used_milli_gpu_seconds, ReadInt64>},

@@ -70,6 +70,10 @@ void WriteQueue(JsonWriter& w, const Queue& queue) {
   w.BoolField("can_borrow", queue.can_borrow);
   w.BoolField("can_lend", queue.can_lend);
   w.StringField("isolation", internal::IsolationName(queue.isolation));
+  if (!queue.labels.empty()) {
+    w.Key("labels");
+    internal::WriteLabels(w, queue.labels);
+  }
   if (queue.budget_milli_gpu_seconds.has_value()) {
     w.IntField("budget_milli_gpu_seconds", *queue.budget_milli_gpu_seconds);
   }

@@ -30,8 +30,9 @@ ReplicaPlacement On(const std::string& node, int32_t gpu, int64_t milli) {
       .group = "main", .replica = 0, .node = node, .gpus = {gpu}, .gpu_milli = milli};
 }
 
-// The worked example of ledger_test.cc and docs/accounting.md, read at 60.
-LedgerReport ExampleReport() {
+// The worked example of ledger_test.cc and docs/accounting.md, read at 60; with `labels`, org
+// has the label cost_center=research and team-b cost_center=ads.
+LedgerReport ExampleReport(bool labels = false) {
   LedgerSetup setup;
   setup.nodes = {MakeNode("n1", "A", 2), MakeNode("n2", "B", 1)};
   Queue org{.id = "org"};
@@ -39,6 +40,10 @@ LedgerReport ExampleReport() {
   a.quotas = {Quota{.gpu_model = "A", .guaranteed_milli = 1000}};
   Queue b{.id = "team-b", .parent = "org"};
   b.quotas = {Quota{.gpu_model = "*", .guaranteed_milli = 500}};
+  if (labels) {
+    org.labels = {{"tier", "gold"}, {"cost_center", "research"}};
+    b.labels = {{"cost_center", "ads"}};
+  }
   setup.queues = {org, a, b};
   absl::StatusOr<Ledger> l = Ledger::Create(setup);
   EXPECT_TRUE(l.ok());
@@ -142,6 +147,41 @@ TEST(ChargebackTest, CostCenterDefaultsToTheRootQueue) {
   prices.queues.clear();
   const LedgerReport report = ExampleReport();
   EXPECT_THAT(CostCenters(report, prices), testing::ElementsAre("org", "org", "org"));
+}
+
+// Cost centers as queue labels: team-a has no label and inherits org's; the rows are those of
+// the prices that set the same cost centers (docs/accounting.md, "Worked example, priced").
+TEST(ChargebackTest, CostCentersAreQueueLabelsInheritedFromTheParent) {
+  const LedgerReport report = ExampleReport(/*labels=*/true);
+  ASSERT_EQ(report.queues[0].queue, "org");
+  EXPECT_EQ(report.queues[0].labels,
+            (std::vector<TopologyLabel>{{"cost_center", "research"}, {"tier", "gold"}}));
+  Prices prices = ExamplePrices();
+  for (QueuePricing& q : prices.queues) q.cost_center.reset();
+  EXPECT_THAT(CostCenters(report, prices), testing::ElementsAre("research", "research", "ads"));
+  absl::StatusOr<Chargeback> by_label = ComputeChargeback(report, prices);
+  absl::StatusOr<Chargeback> by_prices = ComputeChargeback(ExampleReport(), ExamplePrices());
+  ASSERT_TRUE(by_label.ok() && by_prices.ok());
+  ASSERT_EQ(by_label->rows.size(), 2u);
+  EXPECT_EQ(by_label->rows[0].cost_center, "ads");
+  EXPECT_EQ(by_label->rows[0].queue, "team-b");
+  EXPECT_EQ(by_label->rows[0].cost_micros, 10'000);
+  EXPECT_EQ(by_label->rows[1].cost_center, "research");
+  EXPECT_EQ(by_label->rows[1].queue, "team-a");
+  EXPECT_EQ(by_label->rows[1].cost_micros, 50'000);
+  ASSERT_EQ(by_label->cost_centers.size(), by_prices->cost_centers.size());
+  for (size_t i = 0; i < by_label->cost_centers.size(); ++i) {
+    EXPECT_EQ(by_label->cost_centers[i].name, by_prices->cost_centers[i].name);
+    EXPECT_EQ(by_label->cost_centers[i].cost_micros, by_prices->cost_centers[i].cost_micros);
+  }
+}
+
+// A cost center set in the prices wins over the queue's label, and is inherited in its place.
+TEST(ChargebackTest, PricesCostCenterOverridesTheLabel) {
+  const LedgerReport report = ExampleReport(/*labels=*/true);
+  Prices prices = ExamplePrices();
+  prices.queues = {QueuePricing{.queue = "org", .cost_center = "platform"}};
+  EXPECT_THAT(CostCenters(report, prices), testing::ElementsAre("platform", "platform", "ads"));
 }
 
 TEST(ChargebackTest, RoundingIsHalfAwayFromZero) {

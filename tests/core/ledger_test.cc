@@ -331,6 +331,16 @@ TEST(LedgerTest, BadSetupsAreRefused) {
   LedgerSetup bucket = ExampleSetup();
   bucket.series_bucket_s = -1;
   EXPECT_THAT(error(bucket).message(), testing::HasSubstr("series_bucket_s"));
+  LedgerSetup label_key = ExampleSetup();
+  label_key.queues[1].labels = {{"", "x"}};
+  EXPECT_EQ(error(label_key).message(), "queues (team-a).labels[]: key must not be empty");
+  LedgerSetup label_twice = ExampleSetup();
+  label_twice.queues[1].labels = {{"cost_center", "a"}, {"cost_center", "b"}};
+  EXPECT_EQ(error(label_twice).message(), "queues (team-a).labels[cost_center]: duplicate key");
+  LedgerSetup label_value = ExampleSetup();
+  label_value.queues[1].labels = {{"cost_center", ""}};
+  EXPECT_EQ(error(label_value).message(),
+            "queues (team-a).labels[cost_center].value: must not be empty");
 }
 
 TEST(LedgerTest, CapacityOverflowIsOutOfRange) {
@@ -458,12 +468,37 @@ void CheckRandomHistory(uint64_t seed) {
     }
   };
 
+  // SubtreeBusy() against the oracle: a queue's own busy so far plus its descendants'.
+  auto check_subtree_busy = [&]() {
+    for (const Queue& q : setup.queues) {
+      int64_t want = 0;
+      for (const Queue& r : setup.queues) {
+        std::string at = r.id;
+        while (!at.empty() && at != q.id) {
+          at = std::find_if(setup.queues.begin(), setup.queues.end(), [&](const Queue& x) {
+                 return x.id == at;
+               })->parent;
+        }
+        if (at != q.id) continue;
+        for (const std::string& m : models) {
+          auto e = expected.find({r.id, m});
+          if (e != expected.end()) want += e->second.first;
+        }
+      }
+      absl::StatusOr<int64_t> got = ledger->SubtreeBusy(q.id);
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_EQ(*got, want) << q.id << " at " << ledger->now();
+    }
+  };
+
   int64_t t = setup.start_time;
   int32_t next_job = 0;
   for (int32_t step = 0; step < 60; ++step) {
     const int64_t dt = pick(4);
     for (int64_t k = 0; k < dt; ++k) integrate_second();
     t += dt;
+    ASSERT_TRUE(ledger->AdvanceTo(t).ok());
+    check_subtree_busy();
     const int64_t action = pick(7);
     std::vector<std::string> ids;
     for (const auto& [id, uses] : running) ids.push_back(id);
@@ -534,6 +569,10 @@ void CheckRandomHistory(uint64_t seed) {
   t += tail;
   ASSERT_TRUE(ledger->AdvanceTo(t).ok());
   const LedgerReport r = ledger->Report();
+  for (const QueueLedger& q : r.queues) {
+    EXPECT_EQ(ledger->SubtreeBusy(q.queue).value_or(-1), q.subtree.work.busy) << q.queue;
+  }
+  EXPECT_EQ(ledger->SubtreeBusy("nobody").status().code(), absl::StatusCode::kNotFound);
 
   auto split_adds_up = [](const WorkTime& w) {
     return w.busy == w.productive + w.lost_to_preemption + w.lost_to_failure + w.restore;

@@ -68,6 +68,7 @@ Snapshot RichSnapshot() {
   team_b.isolation = Isolation::kExclusiveGpu;
   team_b.budget_milli_gpu_seconds = 1000000;
   team_b.decayed_usage_milli_gpu_seconds = 5000;
+  team_b.labels = {{"cost_center", "ads"}, {"tier", "gold"}};
 
   Job j1 = MakePendingJob("j1", "team-a", GpuRequest(1000, 2000, 4096), 2);
   j1.groups[0].gpu_models = {"A100", "B200"};
@@ -273,6 +274,42 @@ std::vector<BadCase> BadCases() {
       {"QueueBudgetNegative",
        [](Snapshot& s) { QueueById(s, "team-b").budget_milli_gpu_seconds = -1; }, kInvalid,
        "queues[team-b].budget_milli_gpu_seconds: must be >= 0"},
+      {"QueueLabelKeyEmpty",
+       [](Snapshot& s) {
+         QueueById(s, "team-b").labels.push_back({"", "x"});
+       },
+       kInvalid, "queues[team-b].labels[]: key must not be empty"},
+      {"QueueLabelKeyDuplicate",
+       [](Snapshot& s) {
+         QueueById(s, "team-b").labels.push_back({"cost_center", "research"});
+       },
+       kInvalid, "queues[team-b].labels[cost_center]: duplicate key"},
+      // Of two labels with one key, the one listed first must not decide the error.
+      {"QueueLabelKeyDuplicateOneEmptyValue",
+       [](Snapshot& s) {
+         QueueById(s, "team-b").labels.push_back({"cost_center", ""});
+       },
+       kInvalid, "queues[team-b].labels[cost_center]: duplicate key"},
+      {"QueueLabelKeyTooLong",
+       [](Snapshot& s) {
+         QueueById(s, "team-b").labels.push_back({std::string(64, 'k'), "x"});
+       },
+       kInvalid,
+       "queues[team-b].labels[" + std::string(63, 'k') +
+           "...]: key is 64 bytes long, more than 63"},
+      {"QueueLabelKeyControlCharacter",
+       [](Snapshot& s) {
+         QueueById(s, "team-b").labels.push_back({"cost\ncenter", "x"});
+       },
+       kInvalid, "queues[team-b].labels[cost?center]: key must not hold control characters"},
+      {"QueueLabelValueEmpty", [](Snapshot& s) { QueueById(s, "team-b").labels[1].value = ""; },
+       kInvalid, "queues[team-b].labels[tier].value: must not be empty"},
+      {"QueueLabelValueTooLong",
+       [](Snapshot& s) { QueueById(s, "team-b").labels[0].value = std::string(254, 'v'); },
+       kInvalid, "queues[team-b].labels[cost_center].value: 254 bytes long, more than 253"},
+      {"QueueLabelValueControlCharacter",
+       [](Snapshot& s) { QueueById(s, "team-b").labels[0].value = "ads\x7f"; }, kInvalid,
+       "queues[team-b].labels[cost_center].value: must not hold control characters"},
       {"QueueDecayedUsageNegative",
        [](Snapshot& s) { QueueById(s, "team-b").decayed_usage_milli_gpu_seconds = -1; }, kInvalid,
        "queues[team-b].decayed_usage_milli_gpu_seconds: must be >= 0"},
@@ -612,6 +649,7 @@ TEST(ValidateTest, BoundaryValuesPass) {
   NodeById(snapshot, "n3").cpu_milli = kMaxQuantity;
   QueueById(snapshot, "org").quotas[1].guaranteed_milli = 16000;  // == limit
   QueueById(snapshot, "org").quotas[1].over_quota_weight = 0;
+  QueueById(snapshot, "org").labels = {{std::string(63, 'k'), std::string(253, 'v')}};
   JobById(snapshot, "j1").groups[0].request.gpu_milli = 1024000;  // 1024 GPUs
   JobById(snapshot, "j1").groups[0].request.cpu_milli = kMaxQuantity / 2;
   JobById(snapshot, "j5").groups[0].replicas = 1 << 20;

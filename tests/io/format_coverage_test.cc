@@ -27,7 +27,7 @@ TEST(FormatCoverageTest, EveryStructHasTheFieldsTheFormatKnows) {
       {"WorkloadSpeed", sizeof(WorkloadSpeed), 40},
       {"Node", sizeof(Node), 184},
       {"Gpu", sizeof(Gpu), 12},
-      {"Queue", sizeof(Queue), 136},
+      {"Queue", sizeof(Queue), 160},
       {"Quota", sizeof(Quota), 64},
       {"Job", sizeof(Job), 248},
       {"TaskGroup", sizeof(TaskGroup), 160},

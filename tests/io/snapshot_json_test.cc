@@ -40,6 +40,7 @@ Snapshot EveryFieldSnapshot() {
   q.can_borrow = false;
   q.can_lend = false;
   q.isolation = Isolation::kExclusiveNode;
+  q.labels = {{"cost_center", "research \"ml\""}, {"tier", "gold"}};
   q.budget_milli_gpu_seconds = 3600000;
   q.budget_used_milli_gpu_seconds = 1800000;
   q.decayed_usage_milli_gpu_seconds = 12345;
@@ -113,6 +114,7 @@ TEST(SnapshotJsonTest, EveryFieldSurvivesARoundTrip) {
   EXPECT_FALSE(q.can_borrow);
   EXPECT_FALSE(q.can_lend);
   EXPECT_EQ(q.isolation, Isolation::kExclusiveNode);
+  EXPECT_EQ(q.labels, original.queues[0].labels);
   EXPECT_EQ(q.budget_milli_gpu_seconds, 3600000);
   EXPECT_EQ(q.budget_used_milli_gpu_seconds, 1800000);
   EXPECT_EQ(q.decayed_usage_milli_gpu_seconds, 12345);
@@ -178,6 +180,7 @@ TEST(SnapshotJsonTest, OmittedFieldsTakeTheStructDefaults) {
   EXPECT_EQ(s.nodes[0].state, NodeState::kReady);
   EXPECT_TRUE(s.queues[0].can_borrow);
   EXPECT_EQ(s.queues[0].isolation, Isolation::kNone);
+  EXPECT_TRUE(s.queues[0].labels.empty());
   EXPECT_EQ(s.queues[0].budget_milli_gpu_seconds, std::nullopt);
   const Job& j = s.jobs[0];
   EXPECT_EQ(j.state, JobState::kPending);
@@ -344,6 +347,12 @@ TEST(SnapshotJsonTest, ErrorsNameThePathAndTheProblem) {
        "gpu_models[0].speeds[0]: missing required field \"workload_class\""},
       {R"({"topology": {"levels": ["rack", 2]}})", "topology.levels[1]: expected a string"},
       {R"({"topology": {"level": ["rack"]}})", "topology.level: unknown field"},
+      {R"({"queues": [{"id": "q", "labels": {"cost_center": "a", "cost_center": "b"}}]})",
+       "queues[0].labels.cost_center: duplicate key"},
+      {R"({"queues": [{"id": "q", "labels": {"cost_center": 7}}]})",
+       "queues[0].labels.cost_center: expected a string"},
+      {R"({"queues": [{"id": "q", "labels": ["cost_center"]}]})",
+       "queues[0].labels: expected an object"},
       {R"({"queues": [{"id": "q", "isolation": "exclusive"}]})",
        "queues[0].isolation: unknown value \"exclusive\" (expected none, exclusive-gpu, "
        "exclusive-node)"},

@@ -231,7 +231,10 @@ void ShuffleSnapshot(Snapshot& snapshot, uint64_t seed) {
     shuffle(node.owner_queues);
   }
   shuffle(snapshot.queues);
-  for (gpupool::Queue& queue : snapshot.queues) shuffle(queue.quotas);
+  for (gpupool::Queue& queue : snapshot.queues) {
+    shuffle(queue.quotas);
+    shuffle(queue.labels);
+  }
   shuffle(snapshot.jobs);
   for (gpupool::Job& job : snapshot.jobs) {
     shuffle(job.groups);

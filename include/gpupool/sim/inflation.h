@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "gpupool/ledger.h"
 #include "gpupool/sim/workload.h"
 
 namespace gpupool::sim {
@@ -40,6 +41,33 @@ struct CurvePoint {
   double frag_ratio = 0;   // fragmented idle / idle GPU milli (docs/simulator.md)
 };
 
+// The GPU-time ledger of a run (docs/simulator.md, "The ledger"), kept by gpupool's ledger
+// (gpupool/ledger.h). The protocol's clock: the pod event loop runs arrival k (0-based) at
+// second k, and nothing departs, so one ledger second is one arrival, and a pod placed at
+// arrival k holds its GPUs from k to the end, n = the number of arrivals. Hence, in
+// milli-GPU-seconds of that clock:
+//   capacity = the cluster's GPUs x 1000 x n;
+//   busy     = sum over placed pods of gpu_milli x (n - k): busy / capacity is the mean, over
+//              the arrivals, of the allocation ratio after each arrival;
+//   idle     = capacity - busy (unallocated GPU time, the fragmented part included).
+// Pods are never preempted, never fail once placed and never restore: productive = busy, and
+// lost and restore are 0. There are no quotas and nothing can be reclaimed, so all busy time is
+// within guarantee (borrowed = 0). The queues are the pods' GPU request classes: "sharing" (a
+// share of one GPU), "one-gpu" and "multi-gpu" (CPU-only pods hold no GPU time).
+struct InflationLedger {
+  // Arrivals counted (the ledger's seconds); summed over seeds in PolicyResult::ledger.
+  int64_t arrivals = 0;
+  CapacityTime pool;
+  // Per GPU model of the cluster, by name.
+  std::vector<ModelLedger> models;
+  // Per request class, in the order sharing, one-gpu, multi-gpu (own == subtree: no tree).
+  std::vector<QueueLedger> queues;
+};
+
+// The request class of a pod for the ledger: "sharing", "one-gpu", "multi-gpu", or "" for a
+// pod without GPUs.
+std::string InflationPodClass(const SimPod& pod);
+
 struct SeedResult {
   uint64_t seed = 0;
   int64_t pods = 0;
@@ -52,6 +80,7 @@ struct SeedResult {
   std::vector<CurvePoint> curve;
   // Node per arrival (-1: failed), when InflationOptions::keep_placements.
   std::vector<int32_t> placements;
+  InflationLedger ledger;
 };
 
 // Mean and population standard deviation over seeds.
@@ -69,6 +98,8 @@ struct PolicyResult {
   Stat alloc_ratio_at_130;
   Stat unallocated_gpus_at_130;
   Stat frag_ratio_at_90;
+  // The seeds' ledgers added up, figure by figure (so every identity of one holds for the sum).
+  InflationLedger ledger;
 };
 
 struct InflationOptions {

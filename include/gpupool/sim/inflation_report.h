@@ -30,7 +30,9 @@ std::optional<double> PublishedAllocAt130(std::string_view pods, std::string_vie
 
 // JSON: for one policy an object with policy, seeds, alloc_ratio_at_100, alloc_ratio_at_130,
 // unallocated_gpus_at_130, frag_ratio_at_90 (means; fractions except GPU counts), their
-// *_stddev, and per_seed (the same keys per seed); for several, {"runs": [those objects]}.
+// *_stddev, per_seed (the same keys per seed, with the seed's ledger capacity, busy and idle)
+// and the ledger summed over seeds (pool, models, request classes; docs/simulator.md); for
+// several, {"runs": [those objects]}.
 std::string InflationJson(const InflationRunInfo& info, const std::vector<PolicyResult>& results);
 
 // CSV of the curves: policy,seed,arrived_percent,arrived_gpu_milli,used_gpu_milli,alloc_ratio,

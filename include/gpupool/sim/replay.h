@@ -52,6 +52,20 @@ enum class QueueMode {
   kPerClusterLas,
 };
 
+// Settings of one virtual cluster's queue that the trace does not carry: its labels (the
+// cost_center label bills its GPU time to a cost center, docs/accounting.md) and its GPU-hour
+// budget per period (docs/budgets.md).
+struct ReplayQueue {
+  // A virtual cluster of the replayed jobs (an unknown name is an error).
+  std::string queue;
+  // Labels of the queue in the snapshots the engine sees and in the ledger (validated like a
+  // snapshot's queue labels).
+  std::vector<TopologyLabel> labels;
+  // GPU time the queue may use per budget period, in milli-GPU-seconds (3,600,000 = one
+  // GPU-hour), in [0, 2^40]. Unset: no budget.
+  std::optional<int64_t> budget_milli_gpu_seconds;
+};
+
 struct ReplayOptions {
   ReplayPool pool;
   // The engine policy for every cycle.
@@ -73,6 +87,13 @@ struct ReplayOptions {
   int64_t wake_up_every_s = 0;
   // Width of the buckets of ReplayResult::series, in seconds (> 0). One hour by default.
   int64_t series_bucket_s = 3600;
+  // Labels and budgets of the virtual clusters' queues (at most one entry per cluster).
+  std::vector<ReplayQueue> queues;
+  // Length of a budget period in seconds (> 0; a multiple of series_bucket_s keeps the HTML
+  // burn-down exact). Periods start at midnight UTC of the first arrival's day (the first
+  // arrival rounded down to a multiple of 86,400) and follow each other; at the start of each
+  // one every queue's budget_used_milli_gpu_seconds starts again from 0. One week by default.
+  int64_t budget_period_s = 7 * 86400;
 };
 
 // The options of a named replay policy: "fifo", "las", "las-free" or "default" (docs/replay.md
@@ -167,10 +188,38 @@ struct ReplaySeries {
   std::vector<QueueSeries> queues;
 };
 
+// What one queue with a budget used of it, period by period (ReplayBudgets).
+struct QueueBudgetUse {
+  std::string queue;
+  // The budget of every period, in milli-GPU-seconds.
+  int64_t budget_milli_gpu_s = 0;
+  // Per period: the busy milli-GPU-seconds of the queue's jobs in it (from the ledger, so their
+  // sum is the queue's busy_milli_gpu_s in ReplayResult::ledger), and the time of the first
+  // cycle at which the queue was over its budget (used >= budget; -1: never).
+  std::vector<int64_t> used_milli_gpu_s;
+  std::vector<int64_t> over_budget_since;
+};
+
+// Budgets of a replay (ReplayOptions::queues), period by period. Period p covers
+// [period_start + p x period_s, period_start + (p + 1) x period_s); the last one ends at the
+// last completion, so it may be partial. Empty `queues`: no budget was set.
+struct ReplayBudgets {
+  int64_t period_start = 0;
+  int64_t period_s = 0;
+  int64_t periods = 0;
+  // Whether the engine saw the budgets: true when the queue mode gives the engine one queue per
+  // virtual cluster (fifo, default); false under the single-queue LAS policies (las, las-free),
+  // whose one queue carries no cluster's budget, so the budgets are only recorded.
+  bool enforced = false;
+  // The queues with a budget, by name.
+  std::vector<QueueBudgetUse> queues;
+};
+
 struct ReplayResult {
   ReplayMetrics metrics;
   std::vector<JobOutcome> jobs;
   ReplaySeries series;
+  ReplayBudgets budgets;
   // The GPU-time ledger of the replay (docs/accounting.md), from the first arrival to the last
   // completion, with series buckets of series_bucket_s: per queue busy time split into
   // productive work, work lost to preemption and restore time, within its guarantee or
@@ -179,11 +228,19 @@ struct ReplayResult {
 };
 
 // Replays `jobs` (any order; ties broken by input index) on an empty pool until every job that
-// can run has completed. Errors: InvalidArgument for a job with no GPUs or a negative duration;
-// Internal if Schedule() or applying its decisions fails (a bug). Cost: one Schedule() call per
+// can run has completed. Errors: InvalidArgument for a job with no GPUs or a negative duration,
+// and for options.queues naming a cluster twice or one the jobs do not contain, bad labels
+// (the snapshot's rules, "queues[6214e9].labels[]: key must not be empty") or a budget out of
+// [0, 2^40], or budget_period_s <= 0; Internal if Schedule() or applying its decisions fails
+// (a bug). Cost: one Schedule() call per
 // distinct event second where something changed, each about linear in the jobs present.
 absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
                                        const std::vector<TraceJob>& jobs);
+
+// The budgets as one JSON object: period_start, period_s, periods, enforced and "queues" (per
+// queue: queue, budget_milli_gpu_s, used_milli_gpu_s and over_budget_since per period, and
+// used_total_milli_gpu_s); docs/accounting.md, "Budgets in the replay".
+std::string ReplayBudgetsToJson(const ReplayBudgets& budgets);
 
 // The metrics as one JSON object: jct_mean_s, jct_p50_s, jct_p99_s, queue_delay_mean_s,
 // queue_delay_p99_s, makespan_s, utilization, preemptions, gpu_hours_lost_to_preemption,

@@ -138,9 +138,15 @@ absl::StatusOr<int64_t> PriceMilliGpuSeconds(int64_t milli_gpu_s, int64_t micros
 std::vector<std::string> CostCenters(const LedgerReport& report, const Prices& prices) {
   std::map<std::string, size_t, std::less<>> index;
   for (size_t q = 0; q < report.queues.size(); ++q) index.emplace(report.queues[q].queue, q);
+  // A queue's own cost center: its prices entry's, else its label's.
   std::map<std::string, std::string, std::less<>> own;
   for (const QueuePricing& pricing : prices.queues) {
     if (pricing.cost_center.has_value()) own.emplace(pricing.queue, *pricing.cost_center);
+  }
+  for (const QueueLedger& queue : report.queues) {
+    for (const TopologyLabel& label : queue.labels) {
+      if (label.level == kCostCenterLabel) own.emplace(queue.queue, label.value);
+    }
   }
   std::vector<std::string> out;
   for (const QueueLedger& queue : report.queues) {

@@ -24,8 +24,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "fmt/format.h"
 #include "gpupool/resources.h"
 
@@ -86,7 +88,8 @@ struct QueueRecord {
   std::string id;
   int32_t parent = -1;
   int32_t depth = 0;
-  std::vector<int64_t> guarantee;  // per model
+  std::vector<TopologyLabel> labels;  // in key order
+  std::vector<int64_t> guarantee;     // per model
   int64_t star_guarantee = 0;
 };
 
@@ -138,7 +141,32 @@ struct Ledger::State {
   std::vector<QueueRecord> queues;
   std::map<std::string, int32_t, std::less<>> queue_index;
   std::vector<QueueModel> qm;  // queue x model, row-major
-  std::map<std::string, JobRecord, std::less<>> jobs;
+  // Jobs in the order of their first start, found by id through a hash index that is never
+  // iterated (Report() sorts the ids). A vector and one hash table, rather than a node per job:
+  // a host that schedules between events allocates much, and a ledger that keeps a long-lived
+  // node per job scatters those allocations over more memory.
+  std::vector<JobRecord> job_records;
+  std::vector<std::string> job_ids;
+  absl::flat_hash_map<std::string, int32_t> job_index;
+  // Per model, reused by every event.
+  std::vector<int64_t> delta_scratch;
+
+  JobRecord* FindJob(std::string_view id) {
+    auto it = job_index.find(absl::string_view(id.data(), id.size()));
+    return it == job_index.end() ? nullptr : &job_records[static_cast<size_t>(it->second)];
+  }
+  const JobRecord* FindJob(std::string_view id) const {
+    auto it = job_index.find(absl::string_view(id.data(), id.size()));
+    return it == job_index.end() ? nullptr : &job_records[static_cast<size_t>(it->second)];
+  }
+  JobRecord& FindOrAddJob(const std::string& id) {
+    auto [it, added] = job_index.emplace(id, static_cast<int32_t>(job_records.size()));
+    if (added) {
+      job_records.emplace_back();
+      job_ids.push_back(id);
+    }
+    return job_records[static_cast<size_t>(it->second)];
+  }
   // (victim queue, model, by queue or -1) -> milli-GPU-seconds lost.
   std::map<std::tuple<int32_t, int32_t, int32_t>, int64_t> preemption_losses;
 
@@ -209,15 +237,15 @@ struct Ledger::State {
   }
 
   absl::StatusOr<JobRecord*> RunningJob(std::string_view event, std::string_view job) {
-    auto it = jobs.find(job);
-    if (it == jobs.end()) {
+    JobRecord* record = FindJob(job);
+    if (record == nullptr) {
       return absl::InvalidArgumentError(fmt::format("{} {}: unknown job", event, job));
     }
-    if (!it->second.running) {
+    if (!record->running) {
       return absl::FailedPreconditionError(
           fmt::format("{} {}: the job is not running", event, job));
     }
-    return &it->second;
+    return record;
   }
 
   absl::StatusOr<int32_t> ByQueue(std::string_view event, std::string_view job,
@@ -237,7 +265,8 @@ struct Ledger::State {
   void Close(JobRecord& job, int64_t time, RunEnd how, int32_t by_queue, Take take) {
     const int64_t checkpoint = job.checkpoint >= job.run_start ? job.checkpoint : job.run_start;
     const int64_t loss_from = std::max(checkpoint, job.restore_end);
-    std::vector<int64_t> delta(models.size(), 0);
+    std::vector<int64_t>& delta = delta_scratch;
+    delta.assign(models.size(), 0);
     std::vector<Alloc> kept;
     for (Alloc& a : job.allocs) {
       if (!take(a)) {
@@ -358,6 +387,24 @@ absl::StatusOr<Ledger> Ledger::Create(const LedgerSetup& setup) {
     }
     QueueRecord record;
     record.id = queue->id;
+    record.labels = queue->labels;
+    std::sort(record.labels.begin(), record.labels.end(),
+              [](const TopologyLabel& a, const TopologyLabel& b) { return a.level < b.level; });
+    for (size_t k = 0; k < record.labels.size(); ++k) {
+      const TopologyLabel& label = record.labels[k];
+      if (label.level.empty()) {
+        return absl::InvalidArgumentError(
+            fmt::format("queues ({}).labels[]: key must not be empty", queue->id));
+      }
+      if (k > 0 && label.level == record.labels[k - 1].level) {
+        return absl::InvalidArgumentError(
+            fmt::format("queues ({}).labels[{}]: duplicate key", queue->id, label.level));
+      }
+      if (label.value.empty()) {
+        return absl::InvalidArgumentError(
+            fmt::format("queues ({}).labels[{}].value: must not be empty", queue->id, label.level));
+      }
+    }
     record.guarantee.assign(s->models.size(), 0);
     std::map<std::string, bool, std::less<>> seen;
     for (size_t k = 0; k < queue->quotas.size(); ++k) {
@@ -407,8 +454,8 @@ absl::StatusOr<Ledger> Ledger::Create(const LedgerSetup& setup) {
 int64_t Ledger::now() const { return state_->now; }
 
 bool Ledger::IsRunning(std::string_view job) const {
-  auto it = state_->jobs.find(job);
-  return it != state_->jobs.end() && it->second.running;
+  const JobRecord* record = state_->FindJob(job);
+  return record != nullptr && record->running;
 }
 
 absl::Status Ledger::AdvanceTo(int64_t time) {
@@ -428,15 +475,14 @@ absl::Status Ledger::Start(int64_t time, const LedgerStart& start) {
         fmt::format("Start {}: queue: unknown queue \"{}\"", id, start.queue));
   }
   const int32_t queue = queue_it->second;
-  auto job_it = s.jobs.find(id);
-  if (job_it != s.jobs.end()) {
-    if (job_it->second.running) {
+  if (const JobRecord* known = s.FindJob(id); known != nullptr) {
+    if (known->running) {
       return absl::FailedPreconditionError(fmt::format("Start {}: the job is already running", id));
     }
-    if (job_it->second.queue != queue) {
+    if (known->queue != queue) {
       return absl::FailedPreconditionError(
           fmt::format("Start {}: queue: \"{}\", but the job ran in queue \"{}\" before", id,
-                      start.queue, s.queues[static_cast<size_t>(job_it->second.queue)].id));
+                      start.queue, s.queues[static_cast<size_t>(known->queue)].id));
     }
   }
   if (start.restore_s < 0) {
@@ -447,7 +493,9 @@ absl::Status Ledger::Start(int64_t time, const LedgerStart& start) {
     return absl::InvalidArgumentError(fmt::format("Start {}: placements: empty", id));
   }
   std::vector<Alloc> allocs;
-  std::map<std::pair<int32_t, int32_t>, int64_t> added;  // (node, slot) -> milli
+  size_t gpus = 0;
+  for (const ReplicaPlacement& placement : start.placements) gpus += placement.gpus.size();
+  allocs.reserve(gpus);
   for (size_t p = 0; p < start.placements.size(); ++p) {
     const ReplicaPlacement& placement = start.placements[p];
     auto node_it = s.node_index.find(placement.node);
@@ -471,8 +519,11 @@ absl::Status Ledger::Start(int64_t time, const LedgerStart& start) {
             "Start {}: placements[{}].gpus: node {} has no GPU {}", id, p, node.id, gpu));
       }
       const auto slot = static_cast<int32_t>(slot_it - node.gpu_indices.begin());
-      int64_t& sum = added[{node_it->second, slot}];
-      sum += placement.gpu_milli;
+      // What this start puts on the GPU so far (a GPU may hold several of its replicas).
+      int64_t sum = placement.gpu_milli;
+      for (const Alloc& a : allocs) {
+        if (a.node == node_it->second && a.slot == slot) sum += a.milli;
+      }
       if (node.used_milli[static_cast<size_t>(slot)] + sum > kMilliPerGpu) {
         return absl::FailedPreconditionError(fmt::format(
             "Start {}: placements[{}]: GPU {} of node {} would be used {} milli-GPUs over its "
@@ -489,14 +540,15 @@ absl::Status Ledger::Start(int64_t time, const LedgerStart& start) {
   }
 
   s.now = time;
-  JobRecord& job = s.jobs[id];
+  JobRecord& job = s.FindOrAddJob(id);
   job.queue = queue;
   job.running = true;
   ++job.runs;
   job.run_start = time;
   job.restore_end = time + start.restore_s;
   job.checkpoint = kNoTime;
-  std::vector<int64_t> delta(s.models.size(), 0);
+  std::vector<int64_t>& delta = s.delta_scratch;
+  delta.assign(s.models.size(), 0);
   for (const Alloc& a : allocs) {
     NodeRecord& node = s.nodes[static_cast<size_t>(a.node)];
     node.used_milli[static_cast<size_t>(a.slot)] += a.milli;
@@ -618,8 +670,8 @@ absl::Status Ledger::Record(const Snapshot& snapshot, const Decisions& decisions
       return absl::InvalidArgumentError(
           fmt::format("Record: start of {}: the job is not in the snapshot", d.job));
     }
-    auto known = s.jobs.find(d.job);
-    const bool ran_before = known != s.jobs.end() && known->second.runs > 0;
+    const JobRecord* known = s.FindJob(d.job);
+    const bool ran_before = known != nullptr && known->runs > 0;
     LedgerStart start{.job = d.job,
                       .queue = it->second->queue,
                       .placements = d.placements,
@@ -627,6 +679,28 @@ absl::Status Ledger::Record(const Snapshot& snapshot, const Decisions& decisions
     if (absl::Status status = Start(time, start); !status.ok()) return status;
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> Ledger::SubtreeBusy(std::string_view queue) const {
+  const State& s = *state_;
+  auto it = s.queue_index.find(queue);
+  if (it == s.queue_index.end()) {
+    return absl::NotFoundError(fmt::format("SubtreeBusy: unknown queue \"{}\"", queue));
+  }
+  const int32_t root = it->second;
+  const size_t num_models = s.models.size();
+  int64_t busy = 0;
+  for (size_t q = 0; q < s.queues.size(); ++q) {
+    int32_t at = static_cast<int32_t>(q);
+    while (at >= 0 && at != root) at = s.queues[static_cast<size_t>(at)].parent;
+    if (at != root) continue;
+    // What Integrate() would add up to now: within + borrowed is all of the queue's use.
+    for (size_t m = 0; m < num_models; ++m) {
+      const QueueModel& x = s.qm[q * num_models + m];
+      busy += x.within + x.borrowed + x.usage * (s.now - x.last);
+    }
+  }
+  return busy;
 }
 
 LedgerReport Ledger::Report() const {
@@ -646,7 +720,14 @@ LedgerReport Ledger::Report() const {
   std::vector<QueueModel> qm = s.qm;
   std::vector<WorkTime> node_work(s.nodes.size());
   for (size_t n = 0; n < s.nodes.size(); ++n) node_work[n] = s.nodes[n].work;
-  for (const auto& [id, job] : s.jobs) {
+  std::vector<int32_t> job_order(s.job_ids.size());
+  for (size_t j = 0; j < job_order.size(); ++j) job_order[j] = static_cast<int32_t>(j);
+  std::sort(job_order.begin(), job_order.end(), [&](int32_t a, int32_t b) {
+    return s.job_ids[static_cast<size_t>(a)] < s.job_ids[static_cast<size_t>(b)];
+  });
+  for (const int32_t j : job_order) {
+    const std::string& id = s.job_ids[static_cast<size_t>(j)];
+    const JobRecord& job = s.job_records[static_cast<size_t>(j)];
     JobLedger row;
     row.job = id;
     row.queue = s.queues[static_cast<size_t>(job.queue)].id;
@@ -723,6 +804,7 @@ LedgerReport Ledger::Report() const {
         .queue = record.id,
         .parent = record.parent >= 0 ? s.queues[static_cast<size_t>(record.parent)].id : "",
         .depth = record.depth,
+        .labels = record.labels,
         .own = own[q],
         .subtree = subtree[q]});
   }

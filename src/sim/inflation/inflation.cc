@@ -1,4 +1,5 @@
-// The inflation protocol (gpupool/sim/inflation.h): the arrival sequence and the run over seeds.
+// The inflation protocol (gpupool/sim/inflation.h): the arrival sequence and the run over seeds,
+// each seed's placements also told to its ledger (inflation_ledger.h).
 #include "gpupool/sim/inflation.h"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "gpupool/sim/placer.h"
 #include "gpupool/sim/pod_events.h"
 #include "gpupool/sim/rng.h"
+#include "sim/inflation/inflation_ledger.h"
 #include "sim/inflation/internal.h"
 
 namespace gpupool::sim {
@@ -122,9 +124,14 @@ absl::StatusOr<PolicyResult> RunInflation(const Cluster& cluster, const Workload
     };
     std::vector<int64_t> times(arrivals.size());
     for (size_t i = 0; i < times.size(); ++i) times[i] = static_cast<int64_t>(i);
+    absl::StatusOr<internal::InflationLedgerRecorder> ledger =
+        internal::InflationLedgerRecorder::Create(cluster, workload);
+    if (!ledger.ok()) return ledger.status();
+    absl::Status ledger_status;
     PodEventObserver observer;
     int32_t index = 0;
-    observer.on_arrival = [&](const PodEvent&, const PodPlacement& p) {
+    observer.on_arrival = [&](const PodEvent& event, const PodPlacement& p) {
+      if (ledger_status.ok()) ledger_status = ledger->Placed(event.time, arrivals[event.pod], p);
       if (p.node >= 0) {
         ++sr.placed;
       } else {
@@ -154,6 +161,12 @@ absl::StatusOr<PolicyResult> RunInflation(const Cluster& cluster, const Workload
     absl::StatusOr<std::vector<PodPlacement>> placements =
         RunPodEvents(*replay_workload, arrivals, times, *placer, observer);
     if (!placements.ok()) return placements.status();
+    if (!ledger_status.ok()) return ledger_status;
+    absl::StatusOr<InflationLedger> seed_ledger =
+        ledger->Finish(static_cast<int64_t>(arrivals.size()));
+    if (!seed_ledger.ok()) return seed_ledger.status();
+    sr.ledger = *std::move(seed_ledger);
+    internal::AddInflationLedger(result.ledger, sr.ledger);
     while (next_percent <= last_percent) {
       point(next_percent);
       ++next_percent;

@@ -41,6 +41,60 @@ constexpr std::array<Published, 9> kPublished = {{
 
 std::string Num(double v) { return fmt::format("{:.6f}", v); }
 
+// busy / capacity in parts per million, rounded half up (0 without capacity).
+int64_t Ppm(int64_t busy, int64_t capacity) {
+  if (capacity <= 0) return 0;
+  __extension__ typedef __int128 Int128;
+  return static_cast<int64_t>((static_cast<Int128>(busy) * 2'000'000 + capacity) /
+                              (static_cast<Int128>(capacity) * 2));
+}
+
+void WriteWork(JsonWriter& w, const QueueTime& t) {
+  w.IntField("busy_milli_gpu_s", t.work.busy);
+  w.IntField("productive_milli_gpu_s", t.work.productive);
+  w.IntField("lost_to_preemption_milli_gpu_s", t.work.lost_to_preemption);
+  w.IntField("lost_to_failure_milli_gpu_s", t.work.lost_to_failure);
+  w.IntField("restore_milli_gpu_s", t.work.restore);
+  w.IntField("within_guarantee_milli_gpu_s", t.within_guarantee);
+  w.IntField("borrowed_milli_gpu_s", t.borrowed);
+}
+
+// The ledger object (docs/simulator.md, "The ledger"): the pool, each GPU model and each request
+// class, every figure an integer.
+void WriteLedger(JsonWriter& w, const InflationLedger& l) {
+  w.Key("ledger");
+  w.BeginObject();
+  w.IntField("arrivals", l.arrivals);
+  w.IntField("gpus", l.pool.gpus);
+  w.IntField("capacity_milli_gpu_s", l.pool.capacity);
+  w.IntField("idle_milli_gpu_s", l.pool.idle);
+  WriteWork(w, l.pool.time);
+  w.IntField("utilization_ppm", Ppm(l.pool.time.work.busy, l.pool.capacity));
+  w.Key("models");
+  w.BeginArray();
+  for (const ModelLedger& m : l.models) {
+    w.BeginOneLineObject();
+    w.StringField("gpu_model", m.gpu_model);
+    w.IntField("gpus", m.usage.gpus);
+    w.IntField("capacity_milli_gpu_s", m.usage.capacity);
+    w.IntField("idle_milli_gpu_s", m.usage.idle);
+    WriteWork(w, m.usage.time);
+    w.IntField("utilization_ppm", Ppm(m.usage.time.work.busy, m.usage.capacity));
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("queues");
+  w.BeginArray();
+  for (const QueueLedger& q : l.queues) {
+    w.BeginOneLineObject();
+    w.StringField("queue", q.queue);
+    WriteWork(w, q.own);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
 void WritePolicy(JsonWriter& w, const PolicyResult& r, const InflationRunInfo& info) {
   w.BeginObject();
   w.StringField("policy", r.policy);
@@ -80,9 +134,13 @@ void WritePolicy(JsonWriter& w, const PolicyResult& r, const InflationRunInfo& i
     DoubleField(w, "alloc_ratio_at_130", s.alloc_ratio_at_130, 6);
     DoubleField(w, "unallocated_gpus_at_130", s.unallocated_gpus_at_130, 6);
     DoubleField(w, "frag_ratio_at_90", s.frag_ratio_at_90, 6);
+    w.IntField("capacity_milli_gpu_s", s.ledger.pool.capacity);
+    w.IntField("busy_milli_gpu_s", s.ledger.pool.time.work.busy);
+    w.IntField("idle_milli_gpu_s", s.ledger.pool.idle);
     w.EndObject();
   }
   w.EndArray();
+  WriteLedger(w, r.ledger);
   w.EndObject();
 }
 

@@ -12,6 +12,7 @@
 #include "fmt/format.h"
 #include "gpupool/ledger.h"
 #include "gpupool/pooling.h"
+#include "sim/replay/burn_down.h"
 #include "sim/svg.h"
 
 namespace gpupool::sim::internal {
@@ -367,11 +368,7 @@ std::string CostSection(const std::vector<ReplayRun>& runs, const Prices& prices
       "are of owning the GPUs for the whole period, busy or idle, at the configured "
       "prices.</p>\n";
 
-  out +=
-      "<h3>Budget burn-down</h3>\n<p>No GPU-hour budgets are set for the queues of this "
-      "replay, so there is no burn-down to show. Budgets are a queue setting of the snapshot "
-      "(docs/accounting.md, \"GPU-hour budgets\"); the replay's queues are the trace's virtual "
-      "clusters, which carry none.</p>\n";
+  out += BurnDownSection(run, slot);
   return out;
 }
 

@@ -65,12 +65,22 @@ CycleSnapshot::CycleSnapshot(const ReplayOptions& options, const std::vector<Tra
     for (size_t q = 0; q < tenants.size(); ++q) {
       snapshot_.queues.push_back(
           Queue{.id = tenants.names[q],
-                .quotas = {Quota{.guaranteed_milli = tenants.guarantee_milli[q]}}});
+                .quotas = {Quota{.guaranteed_milli = tenants.guarantee_milli[q]}},
+                .labels = tenants.labels[q],
+                .budget_milli_gpu_seconds = tenants.budget_milli_gpu_s[q]});
     }
   }
   templates_.reserve(jobs.size());
   for (size_t i = 0; i < jobs.size(); ++i) {
     templates_.push_back(JobTemplate(jobs[i], static_cast<int32_t>(i), options.pool, single_queue));
+  }
+}
+
+void CycleSnapshot::SetBudgetUsed(const std::vector<int64_t>& used) {
+  if (options_.queue_mode == QueueMode::kSingleQueueLas) return;
+  for (size_t q = 0; q < used.size(); ++q) {
+    // The snapshot's range: a queue that used more than 2^40 is over any budget it may have.
+    snapshot_.queues[q].budget_used_milli_gpu_seconds = std::min(used[q], kMaxQuantity);
   }
 }
 

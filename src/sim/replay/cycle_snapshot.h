@@ -6,6 +6,9 @@
 // their placements, attained service and last checkpoint, pending jobs with the time they began
 // waiting, and under the LAS queue modes each job's priority, -(its 2D-LAS level).
 //
+// Queues carry the tenants' labels and budgets (ReplayOptions::queues), and before each cycle
+// the driver sets what each has used of its budget this period (SetBudgetUsed).
+//
 // Pruned cycles. Without preemption and queue turns the engine sees running jobs only through
 // the GPUs they hold, and considers pending jobs in FIFO order, where jobs of one size are
 // identical to it. Then the snapshot holds one stand-in job per busy node ("~n003") instead of
@@ -36,6 +39,9 @@ class CycleSnapshot {
   // Whether a cycle now could change anything: some job waits, and either GPUs are free or
   // preemption may make room (pruned: some waiting job fits in the free GPUs).
   bool WorthScheduling(const RunState& state) const;
+  // What each tenant used of its budget this period (BudgetTracker::Used), for the queues of
+  // the next snapshots; nothing under the single-queue mode, whose one queue is no tenant's.
+  void SetBudgetUsed(const std::vector<int64_t>& used);
   // The snapshot at `now`. Valid until the next call.
   const Snapshot& Build(int64_t now, const RunState& state);
 

@@ -33,8 +33,9 @@ absl::StatusOr<LedgerRecorder> LedgerRecorder::Create(const ReplayPool& pool,
   setup.start_time = start;
   setup.nodes = MakePoolSnapshot(pool).nodes;
   for (size_t q = 0; q < tenants.size(); ++q) {
-    setup.queues.push_back(Queue{
-        .id = tenants.names[q], .quotas = {Quota{.guaranteed_milli = tenants.guarantee_milli[q]}}});
+    setup.queues.push_back(Queue{.id = tenants.names[q],
+                                 .quotas = {Quota{.guaranteed_milli = tenants.guarantee_milli[q]}},
+                                 .labels = tenants.labels[q]});
   }
   setup.series_bucket_s = bucket_s;
   absl::StatusOr<Ledger> ledger = Ledger::Create(setup);
@@ -62,6 +63,13 @@ absl::Status LedgerRecorder::Preempted(int32_t i, int64_t now,
 
 absl::Status LedgerRecorder::Completed(int32_t i, int64_t now) {
   return Internal(ledger_.Finish(now, JobId(i)));
+}
+
+absl::Status LedgerRecorder::AdvanceTo(int64_t now) { return Internal(ledger_.AdvanceTo(now)); }
+
+int64_t LedgerRecorder::Busy(int32_t q) const {
+  // Every tenant is a queue of the ledger (Create), so the lookup cannot fail.
+  return ledger_.SubtreeBusy(tenants_->names[static_cast<size_t>(q)]).value_or(0);
 }
 
 absl::StatusOr<LedgerReport> LedgerRecorder::Finish(int64_t end) {

@@ -32,7 +32,8 @@ namespace gpupool::sim::internal {
 class LedgerRecorder {
  public:
   // A ledger of the nodes of `pool` (MakePoolSnapshot) and one queue per tenant with its
-  // guarantee, from `start` on, with series buckets of `bucket_s`. `tenants` must outlive it.
+  // guarantee and labels, from `start` on, with series buckets of `bucket_s`. `tenants` must
+  // outlive it.
   static absl::StatusOr<LedgerRecorder> Create(const ReplayPool& pool, const Tenants& tenants,
                                                int64_t start, int64_t bucket_s);
 
@@ -44,6 +45,10 @@ class LedgerRecorder {
   absl::Status Preempted(int32_t i, int64_t now, std::optional<int64_t> last_checkpoint,
                          int32_t for_job);
   absl::Status Completed(int32_t i, int64_t now);
+  // Moves the ledger's time to `now` (>= every event so far).
+  absl::Status AdvanceTo(int64_t now);
+  // The busy milli-GPU-seconds of tenant `q`'s jobs from the start to the ledger's time.
+  int64_t Busy(int32_t q) const;
   // The report at `end` (the last completion).
   absl::StatusOr<LedgerReport> Finish(int64_t end);
 

@@ -4,12 +4,15 @@
 // a fresh Snapshot from it at every event second, so that the engine sees exactly what a host
 // would hand it. RunReplay() is the loop that ties the parts together, each in its own file:
 //
-//   tenants.h         the trace's virtual clusters, their demand and guarantees (set up once)
+//   tenants.h         the trace's virtual clusters, their demand and guarantees, labels and
+//                     budgets (set up once)
 //   run_state.h       every job's phase, work and service; the pool's free GPUs (the state)
 //   events.h          arrivals, completions and wake-ups, in time order (what moves the clock)
 //   cycle_snapshot.h  the Snapshot the engine sees at a cycle (the state, as a host reports it)
 //   carry_out.h       the cycle's decisions carried out: preemptions, then starts
 //   metrics.h         what is measured as time passes, and the metrics at the end
+//   ledger_recorder.h the GPU-time ledger (docs/accounting.md)
+//   budgets.h         what each queue used of its GPU-hour budget, period by period
 //
 // At each event time: integrate the state since the previous event, take the completions, then
 // the arrivals, and if a cycle could change anything, schedule and carry out the decisions.
@@ -26,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
 #include "gpupool/schedule.h"
+#include "sim/replay/budgets.h"
 #include "sim/replay/carry_out.h"
 #include "sim/replay/cycle_snapshot.h"
 #include "sim/replay/events.h"
@@ -45,8 +49,14 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
   if (options.series_bucket_s <= 0) {
     return absl::InvalidArgumentError("series_bucket_s: must be > 0");
   }
+  if (options.budget_period_s <= 0) {
+    return absl::InvalidArgumentError("budget_period_s: must be > 0");
+  }
   absl::StatusOr<internal::Tenants> tenants = internal::MakeTenants(jobs, pool.TotalGpus());
   if (!tenants.ok()) return tenants.status();
+  if (absl::Status status = internal::SetQueueSettings(options.queues, *tenants); !status.ok()) {
+    return status;
+  }
 
   internal::RunState state(jobs, *tenants, pool);
   internal::ReplayEvents events(state, options.wake_up_every_s);
@@ -56,10 +66,13 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
   absl::StatusOr<internal::LedgerRecorder> ledger = internal::LedgerRecorder::Create(
       pool, *tenants, events.FirstArrivalTime(), options.series_bucket_s);
   if (!ledger.ok()) return ledger.status();
+  internal::BudgetTracker budgets(*tenants, events.FirstArrivalTime(), options.budget_period_s,
+                                  options.queue_mode != QueueMode::kSingleQueueLas);
 
   int64_t now = events.FirstArrivalTime();
   while (events.HasMore()) {
     const int64_t t = events.NextTime(now, !state.pending().empty());
+    if (absl::Status status = budgets.AdvanceTo(t, *ledger); !status.ok()) return status;
     metrics.AdvanceTo(t, state);
     now = t;
     while (std::optional<int32_t> i = events.PopCompletionAt(t)) {
@@ -70,6 +83,12 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
     while (std::optional<int32_t> i = events.PopArrivalAt(t)) state.Arrive(*i, t);
 
     if (cycle.WorthScheduling(state)) {
+      if (budgets.active()) {
+        absl::StatusOr<std::vector<int64_t>> used = budgets.Used(t, *ledger);
+        if (!used.ok()) return used.status();
+        cycle.SetBudgetUsed(*used);
+        budgets.CycleAt(t, *used);
+      }
       absl::StatusOr<Decisions> decisions = Schedule(cycle.Build(t, state), options.policy);
       if (!decisions.ok()) {
         return absl::InternalError(
@@ -84,6 +103,9 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
     metrics.UpdateEntitlements(state);
   }
   ReplayResult result = std::move(metrics).Finish(state);
+  absl::StatusOr<ReplayBudgets> used = std::move(budgets).Finish(result.series.end, *ledger);
+  if (!used.ok()) return used.status();
+  result.budgets = *std::move(used);
   absl::StatusOr<LedgerReport> report = ledger->Finish(result.series.end);
   if (!report.ok()) return report.status();
   result.ledger = *std::move(report);

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,8 @@
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
 #include "gpupool/resources.h"
+#include "gpupool/snapshot.h"
+#include "gpupool/validate.h"
 
 namespace gpupool::sim::internal {
 
@@ -41,6 +44,8 @@ absl::StatusOr<Tenants> MakeTenants(const std::vector<TraceJob>& jobs, int64_t t
     t.total_demand_gpu_s += d;
     ++t.jobs[q];
   }
+  t.labels.assign(n, {});
+  t.budget_milli_gpu_s.assign(n, std::nullopt);
   t.guarantee_milli.assign(n, 0);
   for (size_t q = 0; q < n; ++q) {
     t.guarantee_milli[q] = t.total_demand_gpu_s == 0
@@ -49,6 +54,48 @@ absl::StatusOr<Tenants> MakeTenants(const std::vector<TraceJob>& jobs, int64_t t
                                                       kMilliPerGpu / t.total_demand_gpu_s);
   }
   return t;
+}
+
+bool Tenants::AnyBudget() const {
+  for (const std::optional<int64_t>& budget : budget_milli_gpu_s) {
+    if (budget.has_value()) return true;
+  }
+  return false;
+}
+
+absl::Status SetQueueSettings(const std::vector<ReplayQueue>& queues, Tenants& tenants) {
+  std::map<std::string, size_t, std::less<>> index;
+  for (size_t q = 0; q < tenants.size(); ++q) index.emplace(tenants.names[q], q);
+  std::vector<bool> seen(tenants.size(), false);
+  // The labels and budgets are checked by the snapshot's own rules, on a snapshot of the
+  // settings' queues alone, so that the messages are the snapshot's.
+  Snapshot check;
+  for (size_t i = 0; i < queues.size(); ++i) {
+    const ReplayQueue& settings = queues[i];
+    auto it = index.find(settings.queue);
+    if (it == index.end()) {
+      return absl::InvalidArgumentError(
+          fmt::format("queues[{}].queue: no virtual cluster \"{}\" among the replayed jobs", i,
+                      settings.queue));
+    }
+    if (seen[it->second]) {
+      return absl::InvalidArgumentError(
+          fmt::format("queues[{}].queue: \"{}\" is given twice", i, settings.queue));
+    }
+    seen[it->second] = true;
+    check.queues.push_back(Queue{.id = settings.queue,
+                                 .labels = settings.labels,
+                                 .budget_milli_gpu_seconds = settings.budget_milli_gpu_seconds});
+  }
+  if (absl::Status status = ValidateSnapshot(check); !status.ok()) {
+    return absl::InvalidArgumentError(status.message());
+  }
+  for (const ReplayQueue& settings : queues) {
+    const size_t q = index.at(settings.queue);
+    tenants.labels[q] = settings.labels;
+    tenants.budget_milli_gpu_s[q] = settings.budget_milli_gpu_seconds;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace gpupool::sim::internal

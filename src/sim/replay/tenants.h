@@ -6,6 +6,7 @@
 #define GPUPOOL_SRC_SIM_REPLAY_TENANTS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,14 +27,26 @@ struct Tenants {
   // Per tenant, in milli-GPUs: demand_gpu_s / total_demand_gpu_s of the pool, rounded down (0
   // for every tenant when nothing is asked for).
   std::vector<int64_t> guarantee_milli;
+  // Per tenant, from ReplayOptions::queues (SetQueueSettings): its queue's labels and budget.
+  std::vector<std::vector<TopologyLabel>> labels;
+  std::vector<std::optional<int64_t>> budget_milli_gpu_s;
 
   size_t size() const { return names.size(); }
+  // Whether some tenant has a budget.
+  bool AnyBudget() const;
 };
 
 // The tenants of `jobs` on a pool of `total_gpus` GPUs. InvalidArgument naming the job
 // ("jobs[7].num_gpus: must be positive", "jobs[7].duration_s: negative") for the first job, in
 // input order, with no GPUs or a negative duration.
 absl::StatusOr<Tenants> MakeTenants(const std::vector<TraceJob>& jobs, int64_t total_gpus);
+
+// Gives the tenants the labels and budgets of `queues` (ReplayOptions::queues). InvalidArgument
+// naming the entry for a cluster the jobs do not contain ("queues[2].queue: no virtual cluster
+// \"x\" among the replayed jobs"), a cluster given twice, labels a snapshot would refuse
+// ("queues[6214e9].labels[]: key must not be empty") and a budget outside [0, 2^40]
+// ("queues[6214e9].budget_milli_gpu_seconds: must be >= 0").
+absl::Status SetQueueSettings(const std::vector<ReplayQueue>& queues, Tenants& tenants);
 
 }  // namespace gpupool::sim::internal
 
