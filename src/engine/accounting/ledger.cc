@@ -137,7 +137,8 @@ struct Ledger::State {
   std::vector<std::string> models;
   std::vector<int64_t> model_gpus;
   std::vector<NodeRecord> nodes;
-  std::map<std::string, int32_t, std::less<>> node_index;
+  // Node id -> position in `nodes` (lookups only, never iterated).
+  absl::flat_hash_map<std::string, int32_t> node_index;
   std::vector<QueueRecord> queues;
   std::map<std::string, int32_t, std::less<>> queue_index;
   std::vector<QueueModel> qm;  // queue x model, row-major
@@ -498,7 +499,7 @@ absl::Status Ledger::Start(int64_t time, const LedgerStart& start) {
   allocs.reserve(gpus);
   for (size_t p = 0; p < start.placements.size(); ++p) {
     const ReplicaPlacement& placement = start.placements[p];
-    auto node_it = s.node_index.find(placement.node);
+    auto node_it = s.node_index.find(absl::string_view(placement.node));
     if (node_it == s.node_index.end()) {
       return absl::InvalidArgumentError(
           fmt::format("Start {}: placements[{}].node: unknown node \"{}\"", id, p, placement.node));

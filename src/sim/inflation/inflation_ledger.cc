@@ -59,11 +59,13 @@ void AddCapacity(CapacityTime& into, const CapacityTime& c) {
 absl::StatusOr<InflationLedgerRecorder> InflationLedgerRecorder::Create(const Cluster& cluster,
                                                                         const Workload& workload) {
   LedgerSetup setup;
+  std::vector<std::string> node_ids;
   int64_t gpus = 0;
   for (size_t n = 0; n < cluster.nodes.size(); ++n) {
     const SimNode& sim_node = cluster.nodes[n];
+    node_ids.push_back(fmt::format("n{}", n));
     Node node;
-    node.id = fmt::format("n{}", n);
+    node.id = node_ids.back();
     node.gpu_model = sim_node.gpu_model;
     for (int32_t g = 0; g < sim_node.gpu_count; ++g) node.gpus.push_back(Gpu{.index = g});
     gpus += sim_node.gpu_count;
@@ -77,7 +79,7 @@ absl::StatusOr<InflationLedgerRecorder> InflationLedgerRecorder::Create(const Cl
   }
   absl::StatusOr<Ledger> ledger = Ledger::Create(setup);
   if (!ledger.ok()) return Internal(ledger.status());
-  return InflationLedgerRecorder(*std::move(ledger), cluster, workload);
+  return InflationLedgerRecorder(*std::move(ledger), std::move(node_ids), workload);
 }
 
 absl::Status InflationLedgerRecorder::Placed(int64_t k, int32_t pod,
@@ -92,7 +94,7 @@ absl::Status InflationLedgerRecorder::Placed(int64_t k, int32_t pod,
   start.placements.push_back(ReplicaPlacement{
       .group = "main",
       .replica = 0,
-      .node = fmt::format("n{}", placement.node),
+      .node = node_ids_[static_cast<size_t>(placement.node)],
       .gpus = placement.gpus,
       .gpu_milli = p.request.gpu_milli < kMilliPerGpu ? p.request.gpu_milli : kMilliPerGpu});
   return Internal(ledger_.Start(k, start));

@@ -22,7 +22,7 @@ namespace gpupool::sim::internal {
 class InflationLedgerRecorder {
  public:
   // A ledger of `cluster`'s GPU nodes (ids "n0", "n1", ... by position) and the three request
-  // classes, from time 0. `cluster` and `workload` must outlive the recorder.
+  // classes, from time 0. `workload` must outlive the recorder.
   static absl::StatusOr<InflationLedgerRecorder> Create(const Cluster& cluster,
                                                         const Workload& workload);
 
@@ -33,11 +33,13 @@ class InflationLedgerRecorder {
   absl::StatusOr<InflationLedger> Finish(int64_t arrivals);
 
  private:
-  InflationLedgerRecorder(Ledger ledger, const Cluster& cluster, const Workload& workload)
-      : ledger_(std::move(ledger)), cluster_(&cluster), workload_(&workload) {}
+  InflationLedgerRecorder(Ledger ledger, std::vector<std::string> node_ids,
+                          const Workload& workload)
+      : ledger_(std::move(ledger)), node_ids_(std::move(node_ids)), workload_(&workload) {}
 
   Ledger ledger_;
-  const Cluster* cluster_;
+  // The ledger's node id of each node of the cluster, by position.
+  std::vector<std::string> node_ids_;
   const Workload* workload_;
 };
 
