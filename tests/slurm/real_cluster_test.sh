@@ -125,9 +125,11 @@ gpus=$(grep -c "^task job=$C .*gpus=[0-9],[0-9]$" "$LAB/jobs/$C.out")
 echo "  all 5 jobs ran where gpupool chose and completed"
 
 echo "== 2. preemption: a high-priority job arrives in a full partition"
+# The fillers work 40 s: long enough to be still running when the checks after the preemption
+# run on a busy machine (one clean-clone run under load saw a filler finish first).
 FILL=""
 for k in 1 2 3 4; do
-  FILL="$FILL $(submit fill-$k 25 --gres=gpu:8 --comment="checkpoint=USR1@2")"
+  FILL="$FILL $(submit fill-$k 40 --gres=gpu:8 --comment="checkpoint=USR1@2")"
 done
 # A node whose last job is still completing has no free GPU yet: cycle until all four started.
 declare -A FILLED
