@@ -126,7 +126,7 @@ echo "  all 5 jobs ran where gpupool chose and completed"
 
 echo "== 2. preemption: a high-priority job arrives in a full partition"
 # The fillers work 40 s: long enough to be still running when the checks after the preemption
-# run on a busy machine (one clean-clone run under load saw a filler finish first).
+# run on a busy machine (with 25 s, one run on a heavily loaded machine failed).
 FILL=""
 for k in 1 2 3 4; do
   FILL="$FILL $(submit fill-$k 40 --gres=gpu:8 --comment="checkpoint=USR1@2")"
