@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpupool/job.h"
+#include "gpupool/policy.h"
 
 namespace gpupool {
 
@@ -21,7 +22,8 @@ struct StartDecision {
 };
 
 // Evict a running job (whole gang) so that `for_job` can run. The victim goes back to its
-// queue as pending; it resumes from its last checkpoint.
+// queue as pending; it resumes from its last checkpoint. `for_job` is empty when no job asked
+// for the room: a spot node being reclaimed, or headroom restored (`reason` says which).
 struct PreemptDecision {
   std::string job;
   std::string for_job;
@@ -75,6 +77,9 @@ enum class PendingReason {
   kQueueLimit,
   // The cycle's work budget ran out before the job was tried.
   kBudgetExhausted,
+  // The job could start, but only by taking capacity a headroom rule keeps free for jobs of a
+  // higher priority (Policy::headroom); `gpu_model` names the rule's model.
+  kHeadroom,
 };
 
 const char* PendingReasonName(PendingReason reason);
@@ -115,6 +120,26 @@ struct QueueShare {
   bool over_budget = false;
 };
 
+// The state of one headroom rule (Policy::headroom) at the end of the cycle, one per rule, in
+// (gpu_model, shape) order. Units are the rule's shape: GPUs, nodes or islands.
+struct HeadroomReport {
+  std::string gpu_model;
+  HeadroomShape shape = HeadroomShape::kGpus;
+  int32_t min_priority = 0;
+  // Units the rule keeps free.
+  int64_t required = 0;
+  // Units free after the cycle's starts, before any restoration; and at the end of the cycle.
+  int64_t free_before_restore = 0;
+  int64_t free = 0;
+  // Running jobs evicted to restore the headroom (each also has a Preempt decision with an
+  // empty for_job), in id order.
+  std::vector<std::string> preempted;
+  // required - free when positive: units the cycle could not restore.
+  int64_t shortfall = 0;
+  // One sentence with the numbers, and when short, why restoration did not close the gap.
+  std::string detail;
+};
+
 // Work done by the cycle, in deterministic units (no wall time).
 struct Counters {
   int64_t jobs_considered = 0;
@@ -152,6 +177,8 @@ struct Decisions {
   // rows where the queue has a guarantee, usage or demand.
   std::vector<QueueShare> queue_shares;
   Counters counters;
+  // One row per headroom rule of the policy (empty without rules).
+  std::vector<HeadroomReport> headroom;
 };
 
 }  // namespace gpupool

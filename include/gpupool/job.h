@@ -116,6 +116,10 @@ struct Job {
   // For pending jobs: host clock time the job last became pending (its submit time, or when it
   // was last evicted). The starvation guard measures waiting from it. Unset: submit_time.
   std::optional<int64_t> pending_since;
+  // The job accepts spot nodes whatever its checkpointing (docs/operations.md, "Spot nodes"):
+  // without it a job goes on a spot node only if it is preemptible and checkpoints at least every
+  // Policy::spot.max_checkpoint_interval_s.
+  bool spot_tolerant = false;
 };
 
 }  // namespace gpupool

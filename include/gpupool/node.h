@@ -3,6 +3,7 @@
 #define GPUPOOL_NODE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,18 @@ struct Node {
   NodeState state = NodeState::kReady;
   // If not empty, only jobs of these queues (or of queues below them) may be placed here.
   std::vector<std::string> owner_queues;
+  // Spot capacity (docs/operations.md, "Spot nodes"): cheaper, but the provider may take it back
+  // at short notice. A spot node takes only jobs that may lose it: spot_tolerant jobs, or
+  // preemptible jobs that checkpoint at least every Policy::spot.max_checkpoint_interval_s.
+  bool spot = false;
+  // The provider is taking this spot node back (requires `spot`): it takes no new work, and the
+  // jobs on it are checkpointed and stopped (a Preempt decision each) and started elsewhere in the
+  // same cycle when they fit.
+  bool reclaiming = false;
+  // Host clock time at which the provider takes the node (requires `reclaiming`; unset: unknown,
+  // taken to be now). A job whose checkpoint_cost_s fits before it checkpoints on demand and
+  // loses only that cost.
+  std::optional<int64_t> reclaim_deadline;
 };
 
 }  // namespace gpupool

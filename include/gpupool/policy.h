@@ -119,6 +119,41 @@ struct FairShareOptions {
   int64_t usage_half_life_s = 0;
 };
 
+// The unit a headroom rule counts in (docs/operations.md, "Headroom for urgent work").
+enum class HeadroomShape {
+  // Whole free GPUs: healthy GPUs with nothing allocated on them.
+  kGpus,
+  // Whole free nodes: nodes of the model with at least one GPU, every GPU healthy and free.
+  kNodes,
+  // Whole free NVLink islands: islands whose every GPU is healthy and free.
+  kIslands,
+};
+
+// Capacity of one GPU model kept free for urgent work. A job whose priority is below
+// `min_priority` starts on that model only if, after its start, at least `count` units stay free
+// on the model's ready, non-spot, non-reclaiming nodes; otherwise it is pending with reason
+// kHeadroom. Jobs at or above min_priority use the headroom like any free capacity, at once.
+struct HeadroomRule {
+  // A GPU model of the snapshot (Schedule() refuses an unknown one with FailedPrecondition).
+  std::string gpu_model;
+  // Units kept free, at least 1.
+  int64_t count = 0;
+  HeadroomShape shape = HeadroomShape::kGpus;
+  int32_t min_priority = 0;
+  // When urgent work has taken the headroom (fewer than `count` units free after the cycle's
+  // starts), and preemption.enabled: evict running jobs below min_priority, the cheapest set the
+  // preemption rules allow, until `count` units are free again (docs/operations.md). Off: the
+  // cycle only reports the shortfall.
+  bool restore = false;
+};
+
+// Spot nodes (Node::spot).
+struct SpotOptions {
+  // A job that is not spot_tolerant goes on a spot node only if it is preemptible and checkpoints
+  // (checkpointing.interval_s > 0) at least this often: interval_s <= this. 0: any interval.
+  int64_t max_checkpoint_interval_s = 0;
+};
+
 // Every knob of one Schedule() call. A value: copy it, compare it, keep one per experiment; the
 // defaults below are the default policy. Schedule() checks it with ValidatePolicy()
 // (validate.h), which names each rule; docs/policy-format.md is the same list for JSON.
@@ -144,6 +179,9 @@ struct Policy {
   FairShareOptions fair_share;
   PreemptionOptions preemption;
   Budgets budgets;
+  // Capacity kept free for urgent work, at most one rule per (gpu_model, shape). Empty: none.
+  std::vector<HeadroomRule> headroom;
+  SpotOptions spot;
 };
 
 // Stable names of the built-in strategies ("best-fit", "first-fit", "spread").
@@ -154,6 +192,8 @@ const char* JobOrderName(JobOrder order);
 const char* QueueOrderName(QueueOrder order);
 // Stable names of the victim orders ("cheapest-first", "lowest-priority-first").
 const char* VictimOrderName(VictimOrder order);
+// Stable names of the headroom shapes ("gpus", "nodes", "islands").
+const char* HeadroomShapeName(HeadroomShape shape);
 
 }  // namespace gpupool
 

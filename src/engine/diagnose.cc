@@ -120,9 +120,10 @@ bool Placer::FitsOnEmptyNode(const TaskGroup& group, int32_t n) const {
   return true;
 }
 
-const Placer::Eligibility& Placer::EligibilityFor(int32_t queue, int32_t model, bool needs_gpu) {
+const Placer::Eligibility& Placer::EligibilityFor(int32_t queue, int32_t model, bool needs_gpu,
+                                                  bool spot_ok) {
   const int64_t key = (static_cast<int64_t>(queue) + 1) * (index_.model_count() + 2) + (model + 1) +
-                      (needs_gpu ? int64_t{1} << 40 : 0);
+                      (needs_gpu ? int64_t{1} << 40 : 0) + (spot_ok ? int64_t{1} << 41 : 0);
   auto [it, inserted] = eligibility_.try_emplace(key);
   Eligibility& e = it->second;
   if (!inserted) return e;
@@ -138,6 +139,9 @@ const Placer::Eligibility& Placer::EligibilityFor(int32_t queue, int32_t model, 
       ++e.not_ready;
     } else if (!index_.QueueMayUseNode(queue, n)) {
       ++e.reserved;
+      e.restricted = true;
+    } else if (index_.node_spot(n) && !spot_ok) {
+      ++e.spot;
       e.restricted = true;
     } else if (needs_gpu && index_.healthy_gpus(n) == 0) {
       ++e.no_healthy;
@@ -200,9 +204,10 @@ PendingDecision Placer::Diagnose(int32_t j) {
 
   // Nodes the job may use at all.
   std::vector<const Eligibility*> eligible;
-  int64_t not_ready = 0, reserved = 0, no_healthy = 0, eligible_count = 0;
+  int64_t not_ready = 0, reserved = 0, no_healthy = 0, spot = 0, eligible_count = 0;
   for (int32_t m : models) {
-    eligible.push_back(&EligibilityFor(info.queue, m, info.needs_gpu));
+    eligible.push_back(&EligibilityFor(info.queue, m, info.needs_gpu, SpotOk(j)));
+    spot += eligible.back()->spot;
     not_ready += eligible.back()->not_ready;
     reserved += eligible.back()->reserved;
     no_healthy += eligible.back()->no_healthy;
@@ -214,6 +219,15 @@ PendingDecision Placer::Diagnose(int32_t j) {
         "no node of an accepted model ({}) may take the job: {} not ready, {} reserved for "
         "other queues, {} without a healthy GPU",
         ModelList(info), not_ready, reserved, no_healthy);
+    if (spot > 0) {
+      out.detail += fmt::format(
+          ", {} spot (spot nodes take only spot_tolerant jobs and preemptible jobs that "
+          "checkpoint{})",
+          spot,
+          policy_.spot.max_checkpoint_interval_s > 0
+              ? fmt::format(" at least every {} s", policy_.spot.max_checkpoint_interval_s)
+              : std::string());
+    }
     return out;
   }
 

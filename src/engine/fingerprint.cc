@@ -103,6 +103,10 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
     std::sort(owners.begin(), owners.end());
     h.Int(static_cast<int64_t>(owners.size()));
     for (const std::string& owner : owners) h.Str(owner);
+    // Spot facts hashed only when set, so that fingerprints without them stay as they were.
+    if (node.spot) h.Str("spot");
+    if (node.reclaiming) h.Str("reclaiming");
+    if (node.reclaim_deadline.has_value()) h.Int(*node.reclaim_deadline);
   }
   h.Int(index.queue_count());
   for (int32_t q = 0; q < index.queue_count(); ++q) {
@@ -164,6 +168,7 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
     h.Opt(job.start_time);
     h.Int(job.attained_service_s);
     if (job.pending_since.has_value()) h.Int(*job.pending_since);  // unset: as before it existed
+    if (job.spot_tolerant) h.Str("spot_tolerant");                 // likewise
     std::vector<ReplicaPlacement> placements = job.placements;
     std::sort(placements.begin(), placements.end(),
               [](const ReplicaPlacement& a, const ReplicaPlacement& b) {
@@ -211,6 +216,26 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
   if (policy.budgets.max_counterfactual_plans != Budgets{}.max_counterfactual_plans) {
     h.Str("max_counterfactual_plans");
     h.Int(policy.budgets.max_counterfactual_plans);
+  }
+  // Headroom rules in (model, shape) order, and the spot bound, only when set, as above.
+  if (!policy.headroom.empty()) {
+    std::vector<HeadroomRule> rules = policy.headroom;
+    std::sort(rules.begin(), rules.end(), [](const HeadroomRule& a, const HeadroomRule& b) {
+      return a.gpu_model != b.gpu_model ? a.gpu_model < b.gpu_model : a.shape < b.shape;
+    });
+    h.Str("headroom");
+    h.Int(static_cast<int64_t>(rules.size()));
+    for (const HeadroomRule& rule : rules) {
+      h.Str(rule.gpu_model);
+      h.Int(rule.count);
+      h.Int(static_cast<int64_t>(rule.shape));
+      h.Int(rule.min_priority);
+      h.Int(rule.restore ? 1 : 0);
+    }
+  }
+  if (policy.spot.max_checkpoint_interval_s != 0) {
+    h.Str("spot.max_checkpoint_interval_s");
+    h.Int(policy.spot.max_checkpoint_interval_s);
   }
   return fmt::format("{:016x}", h.value());
 }

@@ -48,6 +48,18 @@ const char* VictimOrderName(VictimOrder order) {
   return "unknown";
 }
 
+const char* HeadroomShapeName(HeadroomShape shape) {
+  switch (shape) {
+    case HeadroomShape::kGpus:
+      return "gpus";
+    case HeadroomShape::kNodes:
+      return "nodes";
+    case HeadroomShape::kIslands:
+      return "islands";
+  }
+  return "unknown";
+}
+
 const char* PendingReasonName(PendingReason reason) {
   switch (reason) {
     case PendingReason::kNoAllowedGpuModel:
@@ -66,6 +78,8 @@ const char* PendingReasonName(PendingReason reason) {
       return "queue-limit";
     case PendingReason::kBudgetExhausted:
       return "budget-exhausted";
+    case PendingReason::kHeadroom:
+      return "headroom";
   }
   return "unknown";
 }

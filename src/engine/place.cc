@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "internal/check.h"
+#include "spot.h"
 
 namespace gpupool::internal {
 namespace {
@@ -18,7 +19,14 @@ bool AllowsSpanningIslands(const TaskGroup& group) {
 
 Placer::Placer(const SnapshotIndex& index, WorkingState& state, const Policy& policy,
                Counters& counters)
-    : index_(index), state_(state), policy_(policy), counters_(counters) {}
+    : index_(index), state_(state), policy_(policy), counters_(counters) {
+  if (index.any_spot()) {
+    spot_ok_.resize(index.job_count());
+    for (int32_t j = 0; j < index.job_count(); ++j) {
+      spot_ok_[j] = MayUseSpot(*index.job(j).job, policy) ? 1 : 0;
+    }
+  }
+}
 
 std::vector<int32_t> Placer::GroupOrder(int32_t j) const {
   // Largest replicas first: they have the fewest places to go. Ties in group-name order.
@@ -52,6 +60,7 @@ std::optional<std::vector<ReplicaPlacement>> Placer::TryStart(int32_t j) {
   const JobInfo& info = index_.job(j);
   last_limit_block_.reset();
   last_all_limited_ = false;
+  last_headroom_block_.reset();
   std::vector<int32_t> models = info.models;
   if (!info.needs_gpu) models = {kNone};
   int32_t limited = 0;
@@ -64,15 +73,27 @@ std::optional<std::vector<ReplicaPlacement>> Placer::TryStart(int32_t j) {
     const WorkingState::Mark mark = state_.Checkpoint();
     building_.clear();
     if (PlaceGang(j, m)) {
-      std::vector<ReplicaPlacement> placements = std::move(building_);
-      building_.clear();
-      // Group-name order, then replica order.
-      std::sort(placements.begin(), placements.end(),
-                [](const ReplicaPlacement& a, const ReplicaPlacement& b) {
-                  if (a.group != b.group) return a.group < b.group;
-                  return a.replica < b.replica;
-                });
-      return placements;
+      // A job below a headroom rule's priority may not leave less than the rule keeps free.
+      std::optional<HeadroomBlock> block;
+      if (headroom_ != nullptr) block = headroom_->Violated(j, m);
+      if (!block) {
+        std::vector<ReplicaPlacement> placements = std::move(building_);
+        building_.clear();
+        // Group-name order, then replica order.
+        std::sort(placements.begin(), placements.end(),
+                  [](const ReplicaPlacement& a, const ReplicaPlacement& b) {
+                    if (a.group != b.group) return a.group < b.group;
+                    return a.replica < b.replica;
+                  });
+        return placements;
+      }
+      state_.Rollback(mark);
+      if (!last_headroom_block_) {
+        block->free_now = headroom_->Free(block->rule);
+        last_headroom_block_ = block;
+      }
+      ++counters_.transactions_rolled_back;
+      continue;
     }
     state_.Rollback(mark);
     ++counters_.transactions_rolled_back;
@@ -326,6 +347,7 @@ bool Placer::FitsOnNode(int32_t j, const TaskGroup& group, int32_t n, std::vecto
   gpus.clear();
   const JobInfo& info = index_.job(j);
   if (!state_.node_open(n) || !index_.QueueMayUseNode(info.queue, n)) return false;
+  if (index_.node_spot(n) && !SpotOk(j)) return false;
   const int64_t tenant = info.tenant;
   const int64_t exclusive = state_.node_exclusive_tenant(n);
   if (exclusive != kNoTenant && exclusive != tenant) return false;

@@ -24,6 +24,7 @@
 #include "absl/container/node_hash_map.h"
 #include "gpupool/decisions.h"
 #include "gpupool/policy.h"
+#include "headroom.h"
 #include "snapshot_index.h"
 #include "working_state.h"
 
@@ -50,6 +51,12 @@ class Placer {
 
   // The pending decision for job j, which TryStart() has just failed to place.
   PendingDecision Diagnose(int32_t j);
+
+  // Headroom rules to keep (headroom.h); null: none. Must outlive the placer.
+  void SetHeadroom(const Headroom* headroom) { headroom_ = headroom; }
+  // The first headroom rule that refused a placement of the job in the last TryStart(), if any
+  // did (the job would have started on that model without the rule).
+  const std::optional<HeadroomBlock>& last_headroom_block() const { return last_headroom_block_; }
 
  private:
   // A domain to confine a gang to: level and domain index, or none.
@@ -102,7 +109,7 @@ class Placer {
   // per (queue, model) and cycle, since they do not change while the cycle runs.
   struct Eligibility {
     std::vector<int32_t> nodes;  // open, permitted, with a healthy GPU (for GPU work)
-    int64_t not_ready = 0, reserved = 0, no_healthy = 0;
+    int64_t not_ready = 0, reserved = 0, no_healthy = 0, spot = 0;
     // Some open node of the model is closed to this queue: free sums need a scan.
     bool restricted = false;
     // One eligible node per distinct static shape (capacity, GPUs per island).
@@ -111,7 +118,9 @@ class Placer {
     // Largest healthy GPU capacity of one domain, per level (-1: not computed yet).
     std::vector<int64_t> max_domain_capacity;
   };
-  const Eligibility& EligibilityFor(int32_t queue, int32_t model, bool needs_gpu);
+  const Eligibility& EligibilityFor(int32_t queue, int32_t model, bool needs_gpu, bool spot_ok);
+  // May job j use spot nodes (spot.h)?
+  bool SpotOk(int32_t j) const { return spot_ok_.empty() || spot_ok_[j] != 0; }
   bool FitsOnEmptyNode(const TaskGroup& group, int32_t n) const;
 
   const SnapshotIndex& index_;
@@ -123,6 +132,10 @@ class Placer {
   // Limit blocks met by the last TryStart(), per model tried.
   std::optional<LimitBlock> last_limit_block_;
   bool last_all_limited_ = false;
+  const Headroom* headroom_ = nullptr;
+  std::optional<HeadroomBlock> last_headroom_block_;
+  // Per job, 1 if it may use spot nodes; empty when the pool has none.
+  std::vector<uint8_t> spot_ok_;
   // Node-based: Diagnose() holds pointers to entries while it adds others.
   absl::node_hash_map<int64_t, Eligibility> eligibility_;
   // Scratch buffers.

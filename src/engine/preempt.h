@@ -63,6 +63,10 @@ class PreemptionPlanner {
   // working state and rolls back (the caller commits nothing new).
   void ExplainCounterfactual(int32_t j, PendingDecision& pending);
 
+  // The rules the planner decides with; the conductor marks jobs it stops itself (spot
+  // reclaims, headroom restoration) as taken, and restoration asks who may go and at what price.
+  VictimRules& rules() { return rules_; }
+
  private:
   // The running jobs that may go for pending job j by eligibility, priority and rule 1 of the
   // cross-queue rules, in id order (the other rules are left to DropNeverAllowed and the search).

@@ -4,12 +4,14 @@
 //   stage                                       files
 //   1  validate snapshot and policy; index      validate.cc, validate_jobs.cc, validate_policy.cc,
 //                                               snapshot_index.cc
-//   2  working state, running work in place     working_state.cc
+//   2  working state, running work in place     working_state.cc; spot reclaims: spot.cc,
+//                                               ReclaimSpotNodes() here
 //   3  fair share: each queue's entitlement     entitlements.cc, fair_share.cc
 //   4  order pending jobs                       order.cc
 //   5  place each gang, all or nothing          place.cc; identical failures: equivalence.cc
 //   6  preempt or reclaim for a job that did    preempt.cc, victim_rules.cc, victim_search.cc;
 //      not place; retry after preemption        RetryAfterPreemption() here
+//   6c keep headroom for urgent work            headroom.cc; KeepHeadroom() here
 //   7  hold capacity for a starving job         reserve.cc
 //   8  consolidate                              (not yet)
 //   9  pending reasons, counterfactuals;        diagnose.cc, counterfactual.cc;
@@ -30,14 +32,17 @@
 #include <vector>
 
 #include "entitlements.h"
+#include "fmt/format.h"
 #include "equivalence.h"
 #include "fingerprint.h"
+#include "headroom.h"
 #include "internal/check.h"
 #include "order.h"
 #include "place.h"
 #include "preempt.h"
 #include "reserve.h"
 #include "snapshot_index.h"
+#include "spot.h"
 #include "working_state.h"
 
 namespace gpupool {
@@ -70,7 +75,34 @@ class Cycle {
         placer_(index, state, policy, counters_),
         planner_(index, state, placer_, entitlements, policy, counters_),
         reserver_(index, state, placer_),
-        failed_shapes_(index, policy.preemption.enabled) {}
+        failed_shapes_(index, policy.preemption.enabled || !policy.headroom.empty(),
+                       index.any_spot()),
+        headroom_(index, state, policy) {
+    if (!headroom_.empty()) placer_.SetHeadroom(&headroom_);
+  }
+
+  // Stage 2, for spot nodes being reclaimed (spot.h): every running job with a replica on one is
+  // stopped (a Preempt without for_job) and its capacity given back; the retry pass after
+  // preemption starts it elsewhere if it fits.
+  void ReclaimSpotNodes() {
+    if (!index_.any_reclaiming()) return;
+    for (int32_t j = 0; j < index_.job_count(); ++j) {
+      int32_t node = internal::kNone;
+      for (const internal::RunningPlacement& p : index_.job(j).placements) {
+        if (index_.node(p.node).reclaiming && (node == internal::kNone || p.node < node)) {
+          node = p.node;
+        }
+      }
+      if (node == internal::kNone) continue;
+      decisions_.preemptions.push_back(
+          internal::SpotReclaim(index_, j, node, state_.running_milli(j)));
+      preempt_jobs_.push_back(j);
+      ++counters_.preemptions;
+      state_.ReleaseRunningJob(j);
+      planner_.rules().NoteTaken(j);
+    }
+    state_.Commit();
+  }
 
   // Once the candidate budget is spent, job j stays pending (budget-exhausted).
   bool BudgetSpent(int32_t j) {
@@ -97,7 +129,10 @@ class Cycle {
   // Stage 5.
   bool Start(int32_t j) {
     auto placements = placer_.Start(j);
-    if (!placements) return false;
+    if (!placements) {
+      headroom_block_ = placer_.last_headroom_block();
+      return false;
+    }
     AddStart(j, std::move(*placements));
     return true;
   }
@@ -126,6 +161,11 @@ class Cycle {
   // room the evictions that would let it start; then stage 7, capacity held for it if it starves.
   void LeavePending(int32_t j) {
     failed_shapes_.RecordFailure(j, decisions_.pending.size());
+    if (headroom_block_) {
+      // It would have started but for a headroom rule: that is its reason.
+      AddPending(j, headroom_.Pending(j, *headroom_block_));
+      return;
+    }
     PendingDecision pending = placer_.Diagnose(j);
     if (pending.reason == PendingReason::kInsufficientCapacity ||
         pending.reason == PendingReason::kFragmentation ||
@@ -145,9 +185,97 @@ class Cycle {
   // before, and the victims themselves may fit elsewhere. One more pass, in job order and without
   // preemption, places what now fits, so that applying the decisions leaves nothing startable.
   // A victim placed here gets a Start too: the host evicts it, then restarts it there.
-  void RetryAfterPreemption() {
-    if (preempt_jobs_.empty()) return;
-    std::vector<int32_t> retry = preempt_jobs_;
+  void RetryAfterPreemption() { Retry(preempt_jobs_); }
+
+  // Stage 6c: headroom rules (headroom.h). A rule that urgent work left short is restored, when
+  // it says `restore` and preemption is on, by evicting the cheapest allowed set of running jobs
+  // below its priority; the victims and the pending jobs then get a retry pass, which may start
+  // urgent work in the room again, so this repeats until a round evicts nothing (each round
+  // takes jobs no earlier round took, so it ends). Every rule gets a HeadroomReport.
+  void KeepHeadroom() {
+    if (headroom_.empty()) return;
+    const auto& rules = headroom_.rules();
+    const int32_t count = static_cast<int32_t>(rules.size());
+    std::vector<HeadroomReport> reports(count);
+    std::vector<std::vector<int32_t>> preempted(count);
+    for (int32_t r = 0; r < count; ++r) {
+      const HeadroomRule& rule = *rules[r].rule;
+      reports[r].gpu_model = rule.gpu_model;
+      reports[r].shape = rule.shape;
+      reports[r].min_priority = rule.min_priority;
+      reports[r].required = rule.count;
+      reports[r].free_before_restore = headroom_.Free(r);
+    }
+    internal::VictimRules& victim_rules = planner_.rules();
+    while (policy_.preemption.enabled) {
+      std::vector<int32_t> evicted;
+      for (int32_t r = 0; r < count; ++r) {
+        const HeadroomRule& rule = *rules[r].rule;
+        const int64_t free = headroom_.Free(r);
+        if (!rule.restore || free >= rule.count) continue;
+        const std::vector<int32_t> victims = internal::FindRestoration(
+            index_, state_, headroom_, r, victim_rules, policy_, counters_);
+        for (int32_t v : victims) {
+          const Job& victim = *index_.job(v).job;
+          PreemptDecision preempt;
+          preempt.job = victim.id;
+          preempt.reason = fmt::format(
+              "headroom: urgent work left {} free of the {} kept free for priority >= {}; "
+              "evicting jobs below priority {} restores them",
+              free, internal::Headroom::Units(rule.count, rule), rule.min_priority,
+              rule.min_priority);
+          preempt.lost_milli_gpu_seconds = victim_rules.VictimCost(v);
+          decisions_.preemptions.push_back(std::move(preempt));
+          preempt_jobs_.push_back(v);
+          ++counters_.preemptions;
+          state_.ReleaseRunningJob(v);
+          victim_rules.NoteTaken(v);
+          preempted[r].push_back(v);
+          evicted.push_back(v);
+        }
+        state_.Commit();
+      }
+      if (evicted.empty()) break;
+      Retry(std::move(evicted));
+    }
+    for (int32_t r = 0; r < count; ++r) {
+      const HeadroomRule& rule = *rules[r].rule;
+      HeadroomReport& report = reports[r];
+      report.free = headroom_.Free(r);
+      report.shortfall = std::max<int64_t>(0, rule.count - report.free);
+      std::sort(preempted[r].begin(), preempted[r].end());
+      for (int32_t v : preempted[r]) report.preempted.push_back(index_.job(v).job->id);
+      const std::string kept = fmt::format("{} kept free for priority >= {}",
+                                           internal::Headroom::Units(rule.count, rule),
+                                           rule.min_priority);
+      if (!report.preempted.empty()) {
+        report.detail = fmt::format(
+            "urgent work left {} free of the {}; evicting {} job{} below priority {} made {} free",
+            report.free_before_restore, kept, report.preempted.size(),
+            report.preempted.size() == 1 ? "" : "s", rule.min_priority, report.free);
+      } else {
+        report.detail = fmt::format("{} free of the {}", report.free, kept);
+      }
+      if (report.shortfall > 0) {
+        report.detail += fmt::format(
+            "; {} short: {}", report.shortfall,
+            !rule.restore ? std::string("restore is off for this rule")
+            : !policy_.preemption.enabled
+                ? std::string("preemption is off (preemption.enabled)")
+                : fmt::format("no set of running jobs below priority {} that the preemption "
+                              "rules let go frees that much",
+                              rule.min_priority));
+      }
+    }
+    decisions_.headroom = std::move(reports);
+  }
+
+ private:
+  // One pass without preemption over `victims` and the pending jobs, in job order (see
+  // RetryAfterPreemption()).
+  void Retry(std::vector<int32_t> victims) {
+    if (victims.empty()) return;
+    std::vector<int32_t> retry = std::move(victims);
     std::vector<size_t> pending_at(index_.job_count(), SIZE_MAX);
     for (size_t i = 0; i < pending_jobs_.size(); ++i) {
       if (decisions_.pending[i].reason == PendingReason::kBudgetExhausted) continue;
@@ -172,6 +300,8 @@ class Cycle {
     pending_jobs_ = std::move(still_pending_jobs);
   }
 
+
+ public:
   // Stage 9, last step: every decision list in job-id order.
   void Finish() {
     SortByJob(decisions_.starts, start_jobs_);
@@ -211,6 +341,9 @@ class Cycle {
   internal::PreemptionPlanner planner_;
   internal::Reserver reserver_;
   internal::EquivalenceCache failed_shapes_;
+  internal::Headroom headroom_;
+  // The headroom rule that refused the job Start() last failed, if one did.
+  std::optional<internal::HeadroomBlock> headroom_block_;
   std::vector<int32_t> start_jobs_, pending_jobs_, preempt_jobs_, reserve_jobs_, resize_jobs_;
 };
 
@@ -221,6 +354,7 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
   GPUPOOL_RETURN_IF_ERROR(ValidateSnapshot(snapshot));
   GPUPOOL_RETURN_IF_ERROR(ValidatePolicy(policy));
   const internal::SnapshotIndex index(snapshot);
+  GPUPOOL_RETURN_IF_ERROR(internal::Headroom::CheckModels(index, policy));
 
   Decisions decisions;
   decisions.policy_name = policy.name;
@@ -241,6 +375,8 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
 
   // Stage 4: pending jobs in order; stages 5, 6, 9 and 7 for each.
   Cycle cycle(index, policy, state, entitlements, decisions);
+  // Stage 2, last step: spot nodes being reclaimed give their jobs back.
+  cycle.ReclaimSpotNodes();
   internal::JobSequence sequence(index, policy, state, entitlements);
   for (int32_t j = sequence.Next(); j != internal::kNone; j = sequence.Next()) {
     ++decisions.counters.jobs_considered;
@@ -252,6 +388,8 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
   }
   // Stage 6b: what the evictions freed but their beneficiaries did not use.
   cycle.RetryAfterPreemption();
+  // Stage 6c: headroom that urgent work took is restored, or reported short.
+  cycle.KeepHeadroom();
 
   // Stage 9: pending jobs of queues over their GPU-hour budget say so; decisions in canonical
   // order.

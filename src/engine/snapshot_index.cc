@@ -137,10 +137,16 @@ void SnapshotIndex::IndexNodes() {
   gpu_begin_.assign(n_count + 1, 0);
   island_count_.assign(n_count, 0);
   healthy_gpus_.assign(n_count, 0);
+  node_spot_.assign(n_count, 0);
   single_node_.resize(n_count);
   for (int32_t n = 0; n < n_count; ++n) {
     const Node& node = *nodes_[n];
     single_node_[n] = {n};
+    if (node.spot) {
+      node_spot_[n] = 1;
+      any_spot_ = true;
+    }
+    any_reclaiming_ = any_reclaiming_ || node.reclaiming;
     gpu_begin_[n + 1] = gpu_begin_[n] + static_cast<int32_t>(node.gpus.size());
     if (!node.gpus.empty()) {
       node_model_[n] = FindModel(node.gpu_model);

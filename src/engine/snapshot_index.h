@@ -77,6 +77,10 @@ class SnapshotIndex {
   int32_t node_model(int32_t n) const { return node_model_[n]; }
   // Nodes with GPUs of model m, in topology order.
   const std::vector<int32_t>& nodes_of_model(int32_t m) const { return nodes_of_model_[m]; }
+  // Spot nodes (Node::spot): is node n one, is any node one, is any being reclaimed?
+  bool node_spot(int32_t n) const { return node_spot_[n] != 0; }
+  bool any_spot() const { return any_spot_; }
+  bool any_reclaiming() const { return any_reclaiming_; }
   // All nodes without a GPU model (CPU-only nodes).
   const std::vector<int32_t>& cpu_only_nodes() const { return cpu_only_nodes_; }
 
@@ -151,6 +155,8 @@ class SnapshotIndex {
   std::vector<int32_t> gpu_begin_;
   std::vector<int32_t> gpu_index_, gpu_island_, island_count_, healthy_gpus_;
   std::vector<uint8_t> gpu_healthy_;
+  std::vector<uint8_t> node_spot_;
+  bool any_spot_ = false, any_reclaiming_ = false;
 
   std::vector<int32_t> node_domain_;                             // node * level_count() + level
   std::vector<std::vector<std::vector<int32_t>>> domain_nodes_;  // [level][domain] -> nodes

@@ -434,6 +434,17 @@ class Validator {
         return Inconsistent("nodes[{}].owner_queues: unknown queue \"{}\"", id, owner);
       }
     }
+    if (node.reclaiming && !node.spot) {
+      return Invalid("nodes[{}].reclaiming: only a spot node is reclaimed (set spot)", id);
+    }
+    if (node.reclaim_deadline.has_value()) {
+      if (!node.reclaiming) {
+        return Invalid("nodes[{}].reclaim_deadline: set only on a node that is reclaiming", id);
+      }
+      if (*node.reclaim_deadline < 0) {
+        return Invalid("nodes[{}].reclaim_deadline: must be >= 0", id);
+      }
+    }
     return absl::OkStatus();
   }
 

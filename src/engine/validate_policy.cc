@@ -44,6 +44,39 @@ absl::Status CheckLasThresholds(const std::vector<int64_t>& thresholds) {
   return absl::OkStatus();
 }
 
+absl::Status CheckHeadroom(const std::vector<HeadroomRule>& rules) {
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const HeadroomRule& rule = rules[i];
+    if (rule.gpu_model.empty()) {
+      return absl::InvalidArgumentError(
+          fmt::format("policy.headroom[{}].gpu_model: must not be empty", i));
+    }
+    switch (rule.shape) {
+      case HeadroomShape::kGpus:
+      case HeadroomShape::kNodes:
+      case HeadroomShape::kIslands:
+        break;
+      default:
+        return absl::InvalidArgumentError(fmt::format(
+            "policy.headroom[{}].shape: unknown value {}", i, static_cast<int>(rule.shape)));
+    }
+    if (rule.count < 1) {
+      return absl::InvalidArgumentError(fmt::format(
+          "policy.headroom[{}].count: must be >= 1 ({} {} kept free for {})", i, rule.count,
+          HeadroomShapeName(rule.shape), rule.gpu_model));
+    }
+    for (size_t k = 0; k < i; ++k) {
+      if (rules[k].gpu_model == rule.gpu_model && rules[k].shape == rule.shape) {
+        return absl::InvalidArgumentError(fmt::format(
+            "policy.headroom[{}]: a second rule for {} in {} (the first is headroom[{}]); keep "
+            "one rule per model and shape",
+            i, rule.gpu_model, HeadroomShapeName(rule.shape), k));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidatePolicy(const Policy& policy) {
@@ -93,7 +126,10 @@ absl::Status ValidatePolicy(const Policy& policy) {
   GPUPOOL_RETURN_IF_ERROR(NotNegative(budgets.max_candidates, "budgets.max_candidates"));
   GPUPOOL_RETURN_IF_ERROR(
       NotNegative(budgets.max_preemption_plans, "budgets.max_preemption_plans"));
-  return NotNegative(budgets.max_counterfactual_plans, "budgets.max_counterfactual_plans");
+  GPUPOOL_RETURN_IF_ERROR(
+      NotNegative(budgets.max_counterfactual_plans, "budgets.max_counterfactual_plans"));
+  GPUPOOL_RETURN_IF_ERROR(CheckHeadroom(policy.headroom));
+  return NotNegative(policy.spot.max_checkpoint_interval_s, "spot.max_checkpoint_interval_s");
 }
 
 }  // namespace gpupool

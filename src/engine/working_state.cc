@@ -42,7 +42,8 @@ WorkingState::WorkingState(const SnapshotIndex& index, const Policy& policy)
       const int32_t d = index.node_domain(n, l);
       if (d != kNone) domain_free_gpu_[index.flat_domain(l, d)] += node_free_gpu_[n];
     }
-    open_[n] = node.state == NodeState::kReady ? 1 : 0;
+    // A spot node being reclaimed takes no new work, whatever its state.
+    open_[n] = node.state == NodeState::kReady && !node.reclaiming ? 1 : 0;
     if (open_[n]) {
       Reindex(n);
       model_free_gpu_[OrderedSlot(n)] += node_free_gpu_[n];

@@ -108,6 +108,23 @@ absl::Status ReadQueueShare(JsonValue value, const Path& path, QueueShare& out) 
   return ReadFields(value, path, kFields, out);
 }
 
+absl::Status ReadHeadroomReport(JsonValue value, const Path& path, HeadroomReport& out) {
+  using H = HeadroomReport;
+  static constexpr Field<H> kFields[] = {
+      {"gpu_model", ReadMember<&H::gpu_model, ReadString>, true},
+      {"shape", ReadMember<&H::shape, internal::ReadEnumOf<internal::ParseHeadroomShape,
+                                                           internal::HeadroomShapeNames>>},
+      {"min_priority", ReadMember<&H::min_priority, internal::ReadInt32>},
+      {"required", ReadMember<&H::required, ReadInt64>},
+      {"free_before_restore", ReadMember<&H::free_before_restore, ReadInt64>},
+      {"free", ReadMember<&H::free, ReadInt64>},
+      {"preempted", ReadMember<&H::preempted, internal::ReadStringArray>},
+      {"shortfall", ReadMember<&H::shortfall, ReadInt64>},
+      {"detail", ReadMember<&H::detail, ReadString>},
+  };
+  return ReadFields(value, path, kFields, out);
+}
+
 absl::Status ReadCounters(JsonValue value, const Path& path, Counters& out) {
   using C = Counters;
   static constexpr Field<C> kFields[] = {
@@ -140,6 +157,7 @@ absl::Status ReadDecisions(internal::JsonObject& object, const Path& path, Decis
       {"pending", ReadMember<&D::pending, ReadArrayOf<ReadPending>>},
       {"queue_shares", ReadMember<&D::queue_shares, ReadArrayOf<ReadQueueShare>>},
       {"counters", ReadMember<&D::counters, ReadCounters>},
+      {"headroom", ReadMember<&D::headroom, ReadArrayOf<ReadHeadroomReport>>},
   };
   return internal::ReadObjectFields(object, path, kFields, out);
 }

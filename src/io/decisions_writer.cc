@@ -132,6 +132,26 @@ std::string DecisionsToJson(const Decisions& decisions) {
 
   w.Key("counters");
   WriteCounters(w, decisions.counters);
+  // Only with headroom rules, so that decisions without them read as before.
+  if (!decisions.headroom.empty()) {
+    w.Key("headroom");
+    w.BeginArray();
+    for (const HeadroomReport& report : decisions.headroom) {
+      w.BeginObject();
+      w.StringField("gpu_model", report.gpu_model);
+      w.StringField("shape", HeadroomShapeName(report.shape));
+      w.IntField("min_priority", report.min_priority);
+      w.IntField("required", report.required);
+      w.IntField("free_before_restore", report.free_before_restore);
+      w.IntField("free", report.free);
+      w.Key("preempted");
+      w.StringArray(report.preempted);
+      w.IntField("shortfall", report.shortfall);
+      w.StringField("detail", report.detail);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
   w.EndObject();
   return w.Finish();
 }
@@ -168,6 +188,27 @@ std::string PolicyToJson(const Policy& policy) {
   w.IntField("max_preemption_plans", policy.budgets.max_preemption_plans);
   w.IntField("max_counterfactual_plans", policy.budgets.max_counterfactual_plans);
   w.EndObject();
+  // Headroom and spot only when set, so that policies without them read as before.
+  if (!policy.headroom.empty()) {
+    w.Key("headroom");
+    w.BeginArray();
+    for (const HeadroomRule& rule : policy.headroom) {
+      w.BeginOneLineObject();
+      w.StringField("gpu_model", rule.gpu_model);
+      w.IntField("count", rule.count);
+      w.StringField("shape", HeadroomShapeName(rule.shape));
+      w.IntField("min_priority", rule.min_priority);
+      w.BoolField("restore", rule.restore);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  if (policy.spot.max_checkpoint_interval_s != 0) {
+    w.Key("spot");
+    w.BeginOneLineObject();
+    w.IntField("max_checkpoint_interval_s", policy.spot.max_checkpoint_interval_s);
+    w.EndObject();
+  }
   w.EndObject();
   return w.Finish();
 }

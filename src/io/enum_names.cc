@@ -55,6 +55,12 @@ constexpr PendingReason kPendingReasons[] = {
     PendingReason::kNeverFits,         PendingReason::kInsufficientCapacity,
     PendingReason::kFragmentation,     PendingReason::kTopology,
     PendingReason::kQueueLimit,        PendingReason::kBudgetExhausted,
+    PendingReason::kHeadroom,
+};
+constexpr HeadroomShape kHeadroomShapes[] = {
+    HeadroomShape::kGpus,
+    HeadroomShape::kNodes,
+    HeadroomShape::kIslands,
 };
 
 template <typename E, size_t N>
@@ -150,5 +156,9 @@ std::string PlacementStrategyNames() {
   return NamesOfFn(kPlacementStrategies, PlacementStrategyName);
 }
 std::string PendingReasonNames() { return NamesOfFn(kPendingReasons, PendingReasonName); }
+std::optional<HeadroomShape> ParseHeadroomShape(std::string_view name) {
+  return ValueOfFn(kHeadroomShapes, HeadroomShapeName, name);
+}
+std::string HeadroomShapeNames() { return NamesOfFn(kHeadroomShapes, HeadroomShapeName); }
 
 }  // namespace gpupool::io::internal

@@ -47,6 +47,9 @@ std::string QueueOrderNames();
 std::string VictimOrderNames();
 std::string PlacementStrategyNames();
 std::string PendingReasonNames();
+// HeadroomShapeName() of the core, both ways.
+std::optional<HeadroomShape> ParseHeadroomShape(std::string_view name);
+std::string HeadroomShapeNames();
 
 }  // namespace gpupool::io::internal
 

@@ -52,6 +52,27 @@ absl::Status ReadFairShare(JsonValue value, const Path& path, FairShareOptions& 
   return internal::ReadFields(value, path, kFields, out);
 }
 
+absl::Status ReadHeadroomRule(JsonValue value, const Path& path, HeadroomRule& out) {
+  using H = HeadroomRule;
+  static constexpr Field<H> kFields[] = {
+      {"gpu_model", ReadMember<&H::gpu_model, ReadString>, true},
+      {"count", ReadMember<&H::count, ReadInt64>, true},
+      {"shape", ReadMember<&H::shape, ReadEnumOf<internal::ParseHeadroomShape,
+                                                 internal::HeadroomShapeNames>>},
+      {"min_priority", ReadMember<&H::min_priority, ReadInt32>, true},
+      {"restore", ReadMember<&H::restore, ReadBool>},
+  };
+  return internal::ReadFields(value, path, kFields, out);
+}
+
+absl::Status ReadSpot(JsonValue value, const Path& path, SpotOptions& out) {
+  static constexpr Field<SpotOptions> kFields[] = {
+      {"max_checkpoint_interval_s",
+       ReadMember<&SpotOptions::max_checkpoint_interval_s, ReadInt64>},
+  };
+  return internal::ReadFields(value, path, kFields, out);
+}
+
 // "scorer" is listed so that it gets its own message instead of "unknown field".
 absl::Status RefuseScorer(JsonValue, const Path& path, Policy&) {
   return internal::PathError(path,
@@ -77,6 +98,8 @@ absl::Status ReadPolicy(internal::JsonObject& object, const Path& path, Policy& 
       {"preemption", ReadMember<&Policy::preemption, ReadPreemption>},
       {"budgets", ReadMember<&Policy::budgets, ReadBudgets>},
       {"scorer", RefuseScorer},
+      {"headroom", ReadMember<&Policy::headroom, internal::ReadArrayOf<ReadHeadroomRule>>},
+      {"spot", ReadMember<&Policy::spot, ReadSpot>},
   };
   return internal::ReadObjectFields(object, path, kFields, out);
 }

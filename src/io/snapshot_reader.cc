@@ -74,6 +74,9 @@ absl::Status ReadNode(JsonValue value, const Path& path, Node& out) {
       {"state",
        ReadMember<&Node::state, ReadEnumOf<internal::ParseNodeState, internal::NodeStateNames>>},
       {"owner_queues", ReadMember<&Node::owner_queues, ReadStringArray>},
+      {"spot", ReadMember<&Node::spot, ReadBool>},
+      {"reclaiming", ReadMember<&Node::reclaiming, ReadBool>},
+      {"reclaim_deadline", ReadMember<&Node::reclaim_deadline, ReadOptionalInt64>},
   };
   return ReadFields(value, path, kFields, out);
 }
@@ -176,6 +179,7 @@ absl::Status ReadJob(JsonValue value, const Path& path, Job& out) {
       {"placements", ReadMember<&Job::placements, ReadArrayOf<internal::ReadReplicaPlacement>>},
       {"attained_service_s", ReadMember<&Job::attained_service_s, ReadInt64>},
       {"pending_since", ReadMember<&Job::pending_since, ReadOptionalInt64>},
+      {"spot_tolerant", ReadMember<&Job::spot_tolerant, ReadBool>},
   };
   return ReadFields(value, path, kFields, out);
 }

@@ -48,6 +48,10 @@ void WriteNode(JsonWriter& w, const Node& node) {
   w.StringField("state", internal::NodeStateName(node.state));
   w.Key("owner_queues");
   w.StringArray(node.owner_queues);
+  // Spot facts only when set, so that snapshots without spot nodes read as before.
+  if (node.spot) w.BoolField("spot", true);
+  if (node.reclaiming) w.BoolField("reclaiming", true);
+  if (node.reclaim_deadline.has_value()) w.IntField("reclaim_deadline", *node.reclaim_deadline);
   w.EndObject();
 }
 
@@ -140,6 +144,7 @@ void WriteJob(JsonWriter& w, const Job& job) {
   internal::WritePlacements(w, job.placements);
   w.IntField("attained_service_s", job.attained_service_s);
   if (job.pending_since.has_value()) w.IntField("pending_since", *job.pending_since);
+  if (job.spot_tolerant) w.BoolField("spot_tolerant", true);
   w.EndObject();
 }
 
