@@ -39,6 +39,12 @@ Headroom::Headroom(const SnapshotIndex& index, const WorkingState& state, const 
   }
 }
 
+bool Headroom::HasUncountedNodes(int32_t m) const {
+  const std::vector<int32_t>& nodes = index_.nodes_of_model(m);
+  return std::any_of(nodes.begin(), nodes.end(),
+                     [&](int32_t n) { return state_.node_open(n) && index_.node_spot(n); });
+}
+
 int64_t Headroom::Free(int32_t r) const {
   const Rule& rule = rules_[r];
   int64_t free = 0;
@@ -103,9 +109,9 @@ PendingDecision Headroom::Pending(int32_t j, const HeadroomBlock& block) const {
   out.reason = PendingReason::kHeadroom;
   out.gpu_model = rule.gpu_model;
   out.detail = fmt::format(
-      "{} are kept free for priority >= {}; {} free now, and starting this job (priority {}) "
+      "{} {} kept free for priority >= {}; {} free now, and starting this job (priority {}) "
       "would leave {}",
-      Units(rule.count, rule), rule.min_priority, block.free_now, index_.job(j).job->priority,
+      Units(rule.count, rule), rule.count == 1 ? "is" : "are", rule.min_priority, block.free_now, index_.job(j).job->priority,
       block.free_after);
   return out;
 }

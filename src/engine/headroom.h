@@ -60,6 +60,9 @@ class Headroom {
   const std::vector<Rule>& rules() const { return rules_; }
   // Does node n count towards headroom (ready, not reclaiming, not spot)?
   bool Counts(int32_t n) const { return state_.node_open(n) && !index_.node_spot(n); }
+  // Does model m have open nodes that do not count (spot nodes), where a job a rule refused on
+  // the model may still go?
+  bool HasUncountedNodes(int32_t m) const;
   // Units of rule r free in the working state now. O(GPUs of the rule's model).
   int64_t Free(int32_t r) const;
   // After job j's gang was placed on `model` (in the working state): the first rule of that

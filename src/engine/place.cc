@@ -88,11 +88,31 @@ std::optional<std::vector<ReplicaPlacement>> Placer::TryStart(int32_t j) {
         return placements;
       }
       state_.Rollback(mark);
+      ++counters_.transactions_rolled_back;
       if (!last_headroom_block_) {
         block->free_now = headroom_->Free(block->rule);
         last_headroom_block_ = block;
       }
-      ++counters_.transactions_rolled_back;
+      // Once more on the model's nodes that hold no headroom (spot nodes), if it has any.
+      if (headroom_->HasUncountedNodes(m)) {
+        building_.clear();
+        avoid_counted_model_ = m;
+        const bool placed = PlaceGang(j, m);
+        avoid_counted_model_ = kNone;
+        if (placed && !headroom_->Violated(j, m)) {
+          last_headroom_block_.reset();
+          std::vector<ReplicaPlacement> placements = std::move(building_);
+          building_.clear();
+          std::sort(placements.begin(), placements.end(),
+                    [](const ReplicaPlacement& a, const ReplicaPlacement& b) {
+                      if (a.group != b.group) return a.group < b.group;
+                      return a.replica < b.replica;
+                    });
+          return placements;
+        }
+        state_.Rollback(mark);
+        ++counters_.transactions_rolled_back;
+      }
       continue;
     }
     state_.Rollback(mark);
@@ -348,6 +368,10 @@ bool Placer::FitsOnNode(int32_t j, const TaskGroup& group, int32_t n, std::vecto
   const JobInfo& info = index_.job(j);
   if (!state_.node_open(n) || !index_.QueueMayUseNode(info.queue, n)) return false;
   if (index_.node_spot(n) && !SpotOk(j)) return false;
+  if (headroom_ != nullptr && index_.node_model(n) == avoid_counted_model_ &&
+      headroom_->Counts(n)) {
+    return false;
+  }
   const int64_t tenant = info.tenant;
   const int64_t exclusive = state_.node_exclusive_tenant(n);
   if (exclusive != kNoTenant && exclusive != tenant) return false;

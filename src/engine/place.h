@@ -134,6 +134,8 @@ class Placer {
   bool last_all_limited_ = false;
   const Headroom* headroom_ = nullptr;
   std::optional<HeadroomBlock> last_headroom_block_;
+  // While set (a model), nodes of that model that count towards headroom are not tried.
+  int32_t avoid_counted_model_ = kNone;
   // Per job, 1 if it may use spot nodes; empty when the pool has none.
   std::vector<uint8_t> spot_ok_;
   // Node-based: Diagnose() holds pointers to entries while it adds others.

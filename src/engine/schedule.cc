@@ -286,7 +286,13 @@ class Cycle {
     std::vector<uint8_t> started_late(decisions_.pending.size(), 0);
     for (int32_t j : retry) {
       if (OverBudget()) break;
-      if (!Start(j)) continue;
+      if (!Start(j)) {
+        // Room freed, but a headroom rule keeps the job from it: that is its reason now.
+        if (headroom_block_ && pending_at[j] != SIZE_MAX) {
+          decisions_.pending[pending_at[j]] = headroom_.Pending(j, *headroom_block_);
+        }
+        continue;
+      }
       if (pending_at[j] != SIZE_MAX) started_late[pending_at[j]] = 1;
     }
     std::vector<PendingDecision> still_pending;

@@ -41,7 +41,7 @@ PreemptDecision SpotReclaim(const SnapshotIndex& index, int32_t j, int32_t n, in
   out.reason = fmt::format(
       "spot reclaim: the provider takes node {} back{}; the job {}", node.id, deadline,
       on_demand ? fmt::format("checkpoints first ({} s) and stops", checkpointing.checkpoint_cost_s)
-                : fmt::format("stops and loses {} s of work since its last checkpoint", lost_s));
+                : fmt::format("stops, losing {} s of work", lost_s));
   return out;
 }
 

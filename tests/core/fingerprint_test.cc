@@ -43,7 +43,8 @@ constexpr size_t AggregateMemberCount() {
 
 // Leaf fields of Policy: its own, with the option structs counted by their members.
 constexpr size_t kPolicyLeafFields =
-    AggregateMemberCount<Policy>() - 3 + AggregateMemberCount<FairShareOptions>() +
+    AggregateMemberCount<Policy>() - 4 + AggregateMemberCount<FairShareOptions>() +
+    AggregateMemberCount<SpotOptions>() +
     AggregateMemberCount<PreemptionOptions>() + AggregateMemberCount<Budgets>();
 
 // One change per Policy field, each to a valid value other than the default.
@@ -79,6 +80,12 @@ const std::vector<std::pair<std::string, std::function<void(Policy&)>>>& FieldMu
           {"budgets.max_preemption_plans", [](Policy& p) { p.budgets.max_preemption_plans = 100; }},
           {"budgets.max_counterfactual_plans",
            [](Policy& p) { p.budgets.max_counterfactual_plans = 0; }},
+          {"headroom",
+           [](Policy& p) {
+             p.headroom = {HeadroomRule{"A100", 2, HeadroomShape::kGpus, 100, false}};
+           }},
+          {"spot.max_checkpoint_interval_s",
+           [](Policy& p) { p.spot.max_checkpoint_interval_s = 3600; }},
       };
   return *kMutators;
 }

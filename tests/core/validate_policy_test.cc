@@ -82,6 +82,35 @@ std::vector<BadPolicy> BadPolicies() {
       {"MaxCounterfactualPlansNegative",
        [](Policy& p) { p.budgets.max_counterfactual_plans = -2000; },
        "policy.budgets.max_counterfactual_plans: must be >= 0"},
+      // --- headroom and spot ---
+      {"HeadroomModelEmpty",
+       [](Policy& p) { p.headroom = {HeadroomRule{"", 4, HeadroomShape::kGpus, 100, false}}; },
+       "policy.headroom[0].gpu_model: must not be empty"},
+      {"HeadroomCountZero",
+       [](Policy& p) { p.headroom = {HeadroomRule{"A100", 0, HeadroomShape::kGpus, 100, false}}; },
+       "policy.headroom[0].count: must be >= 1 (0 gpus kept free for A100)"},
+      {"HeadroomCountNegative",
+       [](Policy& p) {
+         p.headroom = {HeadroomRule{"A100", 4, HeadroomShape::kGpus, 100, false},
+                       HeadroomRule{"A100", -2, HeadroomShape::kNodes, 100, false}};
+       },
+       "policy.headroom[1].count: must be >= 1 (-2 nodes kept free for A100)"},
+      {"HeadroomShapeUnknown",
+       [](Policy& p) {
+         p.headroom = {HeadroomRule{"A100", 4, static_cast<HeadroomShape>(9), 100, false}};
+       },
+       "policy.headroom[0].shape: unknown value 9"},
+      {"HeadroomDuplicateRule",
+       [](Policy& p) {
+         p.headroom = {HeadroomRule{"A100", 4, HeadroomShape::kIslands, 100, false},
+                       HeadroomRule{"A100", 8, HeadroomShape::kGpus, 50, false},
+                       HeadroomRule{"A100", 2, HeadroomShape::kIslands, 10, true}};
+       },
+       "policy.headroom[2]: a second rule for A100 in islands (the first is headroom[0]); keep "
+       "one rule per model and shape"},
+      {"SpotMaxCheckpointIntervalNegative",
+       [](Policy& p) { p.spot.max_checkpoint_interval_s = -1; },
+       "policy.spot.max_checkpoint_interval_s: must be >= 0"},
       // --- two bad fields: the first in the order of struct Policy is reported ---
       {"FirstBadFieldInDeclarationOrder",
        [](Policy& p) {
@@ -171,6 +200,21 @@ TEST(ValidatePolicyTest, BoundaryValuesPass) {
 }
 
 // Labels and switches take any value: an empty name and a negative version are reported as given.
+// A headroom rule may only name a GPU model the snapshot declares: the policy alone cannot tell,
+// so Schedule() refuses it (FailedPrecondition), naming the rule and the model.
+TEST(ValidatePolicyTest, HeadroomOfAnUnknownModelIsRefusedBySchedule) {
+  Policy policy;
+  policy.headroom = {HeadroomRule{"A100", 1, HeadroomShape::kGpus, 10, false},
+                     HeadroomRule{"H200", 8, HeadroomShape::kGpus, 100, false}};
+  EXPECT_TRUE(ValidatePolicy(policy).ok());
+  const absl::StatusOr<Decisions> decisions = Schedule(SmallSnapshot(), policy);
+  ASSERT_FALSE(decisions.ok());
+  EXPECT_EQ(decisions.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(std::string(decisions.status().message()),
+            "policy.headroom[1].gpu_model: unknown GPU model \"H200\" (not in the snapshot's "
+            "gpu_models)");
+}
+
 TEST(ValidatePolicyTest, LabelsAreNotChecked) {
   Policy policy;
   policy.name = "";

@@ -377,6 +377,22 @@ std::vector<BadCase> BadCases() {
        kInconsistent, "nodes[n4].owner_queues: unknown queue \"zz\""},
       {"OwnerQueueEmpty", [](Snapshot& s) { NodeById(s, "n4").owner_queues.push_back(""); },
        kInvalid, "nodes[n4].owner_queues: must not hold an empty id"},
+      {"ReclaimingNotSpot", [](Snapshot& s) { NodeById(s, "n3").reclaiming = true; }, kInvalid,
+       "nodes[n3].reclaiming: only a spot node is reclaimed (set spot)"},
+      {"ReclaimDeadlineNotReclaiming",
+       [](Snapshot& s) {
+         NodeById(s, "n3").spot = true;
+         NodeById(s, "n3").reclaim_deadline = 100;
+       },
+       kInvalid, "nodes[n3].reclaim_deadline: set only on a node that is reclaiming"},
+      {"ReclaimDeadlineNegative",
+       [](Snapshot& s) {
+         Node& n = NodeById(s, "n3");
+         n.spot = true;
+         n.reclaiming = true;
+         n.reclaim_deadline = -5;
+       },
+       kInvalid, "nodes[n3].reclaim_deadline: must be >= 0"},
 
       // --- jobs ---
       {"JobIdEmpty", [](Snapshot& s) { s.jobs.push_back(MakePendingJob("", "org", {})); }, kInvalid,

@@ -176,7 +176,8 @@ TEST(DecisionsJsonTest, EveryPendingReasonRoundTrips) {
   for (PendingReason reason : {PendingReason::kNoAllowedGpuModel, PendingReason::kNodeRestrictions,
                                PendingReason::kNeverFits, PendingReason::kInsufficientCapacity,
                                PendingReason::kFragmentation, PendingReason::kTopology,
-                               PendingReason::kQueueLimit, PendingReason::kBudgetExhausted}) {
+                               PendingReason::kQueueLimit, PendingReason::kBudgetExhausted,
+                               PendingReason::kHeadroom}) {
     Decisions d;
     PendingDecision pending;
     pending.job = "j";
@@ -197,7 +198,7 @@ TEST(DecisionsJsonTest, Errors) {
       {R"({"pending": [{"job": "j", "reason": "capacity"}]})",
        "pending[0].reason: unknown value \"capacity\" (expected no-allowed-gpu-model, "
        "node-restrictions, never-fits, insufficient-capacity, fragmentation, topology, "
-       "queue-limit, budget-exhausted)"},
+       "queue-limit, budget-exhausted, headroom)"},
       {R"({"pending": [{"job": "j"}]})", "pending[0]: missing required field \"reason\""},
       {R"({"starts": [{"placements": []}]})", "starts[0]: missing required field \"job\""},
       {R"({"starts": [{"job": "j", "placements": [{"group": "g", "node": "n", "gpus": 0}]}]})",
@@ -318,6 +319,14 @@ TEST(PolicyJsonTest, Errors) {
       {R"({"version": 4294967296})", "version: integer out of range (must fit in 32 bits)"},
       {R"({"name": "a", "name": "b"})", "name: duplicate field"},
       {R"("default")", "(root): expected an object"},
+      {R"({"headroom": [{"gpu_model": "A100", "count": 4, "shape": "racks", "min_priority": 1}]})",
+       "headroom[0].shape: unknown value \"racks\" (expected gpus, nodes, islands)"},
+      {R"({"headroom": [{"gpu_model": "A100", "min_priority": 1}]})",
+       "headroom[0]: missing required field \"count\""},
+      {R"({"headroom": [{"gpu_model": "A100", "count": 4, "min_priority": 1, "units": 2}]})",
+       "headroom[0].units: unknown field"},
+      {R"({"spot": {"max_checkpoint_interval_s": "1h"}})",
+       "spot.max_checkpoint_interval_s: expected an integer"},
   };
   for (const Case& c : kCases) {
     SCOPED_TRACE(c.json);
@@ -357,6 +366,70 @@ TEST(DecisionsJsonTest, OverBudgetShareRoundTrips) {
   ASSERT_EQ(parsed->queue_shares.size(), 2u);
   EXPECT_TRUE(parsed->queue_shares[0].over_budget);
   EXPECT_FALSE(parsed->queue_shares[1].over_budget);
+}
+
+// Headroom rules and the spot bound: written only when set, read back field by field.
+TEST(PolicyJsonTest, HeadroomAndSpotRoundTrip) {
+  Policy p;
+  p.headroom = {HeadroomRule{"H100", 8, HeadroomShape::kGpus, 100, true},
+                HeadroomRule{"A100", 1, HeadroomShape::kIslands, 50, false}};
+  p.spot.max_checkpoint_interval_s = 1800;
+  const std::string json = PolicyToJson(p);
+  EXPECT_NE(json.find(R"({"gpu_model": "H100", "count": 8, "shape": "gpus", "min_priority": 100, "restore": true})"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"("spot": {"max_checkpoint_interval_s": 1800})"), std::string::npos)
+      << json;
+  absl::StatusOr<Policy> parsed = ParsePolicy(json);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->headroom.size(), 2u);
+  EXPECT_EQ(parsed->headroom[1].gpu_model, "A100");
+  EXPECT_EQ(parsed->headroom[1].count, 1);
+  EXPECT_EQ(parsed->headroom[1].shape, HeadroomShape::kIslands);
+  EXPECT_EQ(parsed->headroom[1].min_priority, 50);
+  EXPECT_FALSE(parsed->headroom[1].restore);
+  EXPECT_TRUE(parsed->headroom[0].restore);
+  EXPECT_EQ(parsed->spot.max_checkpoint_interval_s, 1800);
+  EXPECT_EQ(PolicyToJson(*parsed), json);
+  // Left out, the shape is "gpus" and restore false.
+  absl::StatusOr<Policy> short_form =
+      ParsePolicy(R"({"headroom": [{"gpu_model": "H100", "count": 2, "min_priority": 7}]})");
+  ASSERT_TRUE(short_form.ok()) << short_form.status();
+  EXPECT_EQ(short_form->headroom[0].shape, HeadroomShape::kGpus);
+  EXPECT_FALSE(short_form->headroom[0].restore);
+  EXPECT_EQ(PolicyToJson(Policy{}).find("headroom"), std::string::npos);
+}
+
+// The headroom report: written only when the policy has rules, read back.
+TEST(DecisionsJsonTest, HeadroomReportRoundTrips) {
+  Decisions d;
+  EXPECT_EQ(DecisionsToJson(d).find("headroom"), std::string::npos);
+  HeadroomReport report;
+  report.gpu_model = "H100";
+  report.shape = HeadroomShape::kNodes;
+  report.min_priority = 100;
+  report.required = 2;
+  report.free_before_restore = 0;
+  report.free = 1;
+  report.preempted = {"a", "b"};
+  report.shortfall = 1;
+  report.detail = "urgent work left 0 free";
+  d.headroom.push_back(report);
+  const std::string json = DecisionsToJson(d);
+  absl::StatusOr<Decisions> parsed = ParseDecisions(json);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->headroom.size(), 1u);
+  const HeadroomReport& r = parsed->headroom[0];
+  EXPECT_EQ(r.gpu_model, "H100");
+  EXPECT_EQ(r.shape, HeadroomShape::kNodes);
+  EXPECT_EQ(r.min_priority, 100);
+  EXPECT_EQ(r.required, 2);
+  EXPECT_EQ(r.free_before_restore, 0);
+  EXPECT_EQ(r.free, 1);
+  EXPECT_EQ(r.preempted, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(r.shortfall, 1);
+  EXPECT_EQ(r.detail, "urgent work left 0 free");
+  EXPECT_EQ(DecisionsToJson(*parsed), json);
 }
 
 }  // namespace

@@ -154,6 +154,26 @@ TEST(SnapshotJsonTest, EveryFieldSurvivesARoundTrip) {
 
 // The writer writes every field, so equal text means equal snapshots: write, read, write again
 // must give the same bytes for any snapshot the generator makes.
+// Spot facts of nodes and jobs: written only when set, read back.
+TEST(SnapshotJsonTest, SpotFieldsRoundTrip) {
+  Snapshot original = EveryFieldSnapshot();
+  EXPECT_EQ(SnapshotToJson(original).find("spot"), std::string::npos);
+  original.nodes[0].spot = true;
+  original.nodes[0].reclaiming = true;
+  original.nodes[0].reclaim_deadline = 1700000120;
+  original.jobs[0].spot_tolerant = true;
+  const std::string json = SnapshotToJson(original);
+  absl::StatusOr<Snapshot> parsed = ParseSnapshot(json);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->nodes[0].spot);
+  EXPECT_TRUE(parsed->nodes[0].reclaiming);
+  EXPECT_EQ(parsed->nodes[0].reclaim_deadline, 1700000120);
+  EXPECT_TRUE(parsed->jobs[0].spot_tolerant);
+  EXPECT_EQ(SnapshotToJson(*parsed), json);
+  EXPECT_EQ(ParseSnapshot(R"({"nodes": [{"id": "n", "spot": "yes"}]})").status().message(),
+            "nodes[0].spot: expected true or false");
+}
+
 TEST(SnapshotJsonTest, GeneratedSnapshotsRoundTrip) {
   for (uint64_t seed = 1; seed <= 40; ++seed) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed);

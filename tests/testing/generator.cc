@@ -1322,3 +1322,45 @@ Snapshot GenerateScenario(const ScenarioOptions& options) {
 }
 
 }  // namespace gpupool::testing
+
+namespace gpupool::testing {
+
+void AddRandomOperations(uint64_t seed, Snapshot& snapshot, Policy& policy) {
+  uint64_t state = seed ^ 0x5107a11c0ffee000ULL;
+  Rng rng(SplitMix64(state));
+  for (Node& node : snapshot.nodes) {
+    if (node.gpus.empty() || !rng.Percent(20)) continue;
+    node.spot = true;
+    if (rng.Percent(33)) {
+      node.reclaiming = true;
+      if (rng.Percent(50)) node.reclaim_deadline = snapshot.now + rng.UniformInt(0, 300);
+    }
+  }
+  for (Job& job : snapshot.jobs) job.spot_tolerant = rng.Percent(15);
+  const int64_t intervals[] = {0, 1800, 3600};
+  policy.spot.max_checkpoint_interval_s = intervals[rng.UniformInt(0, 2)];
+  if (!rng.Percent(60)) return;
+  std::vector<std::string> models;
+  for (const Node& node : snapshot.nodes) {
+    if (!node.gpus.empty()) models.push_back(node.gpu_model);
+  }
+  std::sort(models.begin(), models.end());
+  models.erase(std::unique(models.begin(), models.end()), models.end());
+  if (models.empty()) return;
+  const int64_t rules = rng.UniformInt(1, 2);
+  for (int64_t i = 0; i < rules; ++i) {
+    HeadroomRule rule;
+    rule.gpu_model = models[rng.UniformInt(0, static_cast<int64_t>(models.size()) - 1)];
+    rule.shape = static_cast<HeadroomShape>(rng.UniformInt(0, 2));
+    rule.count = rng.UniformInt(1, 4);
+    rule.min_priority = static_cast<int32_t>(rng.UniformInt(1, 10));
+    rule.restore = rng.Percent(50);
+    const bool duplicate = std::any_of(
+        policy.headroom.begin(), policy.headroom.end(), [&](const HeadroomRule& r) {
+          return r.gpu_model == rule.gpu_model && r.shape == rule.shape;
+        });
+    if (!duplicate) policy.headroom.push_back(rule);
+  }
+}
+
+}  // namespace gpupool::testing

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpupool/policy.h"
 #include "gpupool/snapshot.h"
 
 namespace gpupool::testing {
@@ -79,6 +80,15 @@ class WeightedPicker {
 // running job's gang_level is always kPreferred, since first-fit does not keep gangs in one
 // domain).
 Snapshot GenerateRandomSnapshot(uint64_t seed);
+
+// Pool operations on top of a random snapshot (docs/operations.md), from a sub-seed of `seed`
+// so that GenerateRandomSnapshot(seed) itself is unchanged: about 20% of the GPU nodes become
+// spot nodes, a third of those being reclaimed (half of them with a deadline 0-300 s away);
+// about 15% of the jobs are spot_tolerant; the policy gets spot.max_checkpoint_interval_s 0,
+// 1800 or 3600 and, on about 60% of the seeds, one or two headroom rules on models the pool
+// has (1-4 units of gpus, nodes or islands, min_priority 1-10, restore on half of them). The
+// snapshot stays valid.
+void AddRandomOperations(uint64_t seed, Snapshot& snapshot, Policy& policy);
 
 // A small multi-queue preemption scenario, for replaying many cycles (preemption_cycles_test):
 // 2-6 ready nodes of 2-4 healthy GPUs (one island each) of one or two GPU models, with ample CPU
