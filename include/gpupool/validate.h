@@ -36,12 +36,16 @@ absl::Status ValidateSnapshot(const Snapshot& snapshot);
 //   - starvation_bound_s, fair_share.usage_half_life_s, preemption.checkpoint_grace_s,
 //     preemption.max_victim_lost_s, preemption.min_victim_run_s: >= 0 (0 means off);
 //   - budgets.max_candidates, budgets.max_preemption_plans, budgets.max_counterfactual_plans:
-//     >= 0 (0 means unbounded, or for counterfactuals none).
+//     >= 0 (0 means unbounded, or for counterfactuals none);
+//   - headroom: each rule's gpu_model not empty, shape one of the enumerators, count >= 1, and at
+//     most one rule per (gpu_model, shape); spot.max_checkpoint_interval_s >= 0.
+// Schedule() also refuses, with FailedPrecondition, a headroom rule whose gpu_model the snapshot
+// does not declare (the policy alone cannot tell).
 // Not checked, as every value is meaningful: name and version (labels copied into the
 // decisions), scorer (null means `placement` decides), the booleans, and large values (up to
 // the int64 maximum, which reads as "never" or "unbounded"). Fields are checked in the order of
 // `struct Policy`, so the error returned is the first bad field in that order. Cost: linear in
-// the number of thresholds.
+// the number of thresholds, quadratic in the number of headroom rules.
 absl::Status ValidatePolicy(const Policy& policy);
 
 }  // namespace gpupool

@@ -294,6 +294,9 @@ absl::Status WriteCycle(const Snapshot& snapshot, const Decisions& decisions, st
   for (const Job& job : snapshot.jobs) jobs[job.id] = &job;
   std::map<std::string, int64_t> by_reason;
   for (const std::string& name : AllPendingReasonNames()) by_reason[name] = 0;
+  // "headroom" is a possible reason only under headroom rules (then the decisions report them):
+  // without, it is left out rather than listed as 0, so that metrics without rules read as before.
+  if (decisions.headroom.empty()) by_reason.erase(PendingReasonName(PendingReason::kHeadroom));
   std::map<std::string, int64_t> by_queue;
   for (const Queue& queue : snapshot.queues) by_queue[queue.id] = 0;
   for (const PendingDecision& pending : decisions.pending) {
