@@ -2,7 +2,11 @@
 // outcomes. Low-priority work may not take the headroom (pending reason headroom, with the
 // numbers); urgent work starts in it at once; restoration evicts the cheapest allowed set of
 // low-priority jobs, and the cycle after applying the decisions preempts nothing more.
+#include <algorithm>
+#include <cstdint>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -10,6 +14,7 @@
 #include "gpupool/schedule.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
+#include "testing/generator.h"
 
 namespace gpupool {
 namespace {
@@ -324,6 +329,107 @@ TEST(HeadroomTest, NoRulesNoReport) {
   ASSERT_TRUE(decisions.ok()) << decisions.status();
   EXPECT_THAT(StartedJobs(*decisions), ElementsAre("a"));
   EXPECT_THAT(decisions->headroom, IsEmpty());
+}
+
+// Brute-force oracle for restoration on tiny pools: 2 nodes of 4 GPUs (each GPU its own island),
+// 1-4 running priority-0 jobs of 1-3 GPUs with random checkpoint times, and an urgent job of
+// 1-GPU replicas that takes every free GPU. The rule keeps 1-4 units (random shape) for
+// priority >= 100 and restores them. The oracle tries every subset of the running jobs: the
+// cheapest (then fewest, then first in id order) whose eviction frees `count` units is the one
+// the engine must evict, or none when no subset does.
+TEST(HeadroomTest, RestorationMatchesABruteForceOracle) {
+  int restored = 0, short_cases = 0;
+  for (uint64_t seed = 0; seed < 300; ++seed) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    testing::Rng rng(seed);
+    SnapshotBuilder builder;
+    builder.Now(10000).Model("A100").Queue("q");
+    for (const char* id : {"n1", "n2"}) builder.Node(MakeNode(id, "A100", 4, {1, 1, 1, 1}));
+    std::vector<std::pair<std::string, int32_t>> free_gpus;
+    std::set<std::pair<std::string, int32_t>> used;
+    struct Victim {
+      std::string id;
+      std::vector<std::pair<std::string, int32_t>> gpus;
+      int64_t cost;
+    };
+    std::vector<Victim> running;
+    const int64_t jobs = rng.UniformInt(1, 4);
+    for (int64_t k = 0; k < jobs; ++k) {
+      const std::string node = rng.Percent(50) ? "n1" : "n2";
+      const int64_t want = rng.UniformInt(1, 3);
+      std::vector<int32_t> gpus;
+      for (int32_t g = 0; g < 4 && static_cast<int64_t>(gpus.size()) < want; ++g) {
+        if (!used.count({node, g})) gpus.push_back(g);
+      }
+      if (static_cast<int64_t>(gpus.size()) < want) continue;
+      Victim v{"r" + std::to_string(k), {}, 0};
+      for (int32_t g : gpus) {
+        used.insert({node, g});
+        v.gpus.push_back({node, g});
+      }
+      const int64_t checkpoint = rng.UniformInt(0, 9999);
+      v.cost = static_cast<int64_t>(gpus.size()) * kMilliPerGpu * (10000 - checkpoint + 60);
+      builder.Job(Running(v.id, node, gpus, checkpoint));
+      running.push_back(std::move(v));
+    }
+    const int64_t free_now = 8 - static_cast<int64_t>(used.size());
+    if (free_now > 0) builder.Job(Pending("urgent", 1000, 100, static_cast<int32_t>(free_now)));
+    const HeadroomShape shape = static_cast<HeadroomShape>(rng.UniformInt(0, 2));
+    const int64_t count = rng.UniformInt(1, 4);
+    Policy policy = HeadroomPolicy(count, shape, /*restore=*/true);
+    policy.preemption.enabled = true;
+    const absl::StatusOr<Decisions> decisions = Schedule(builder.Build(), policy);
+    ASSERT_TRUE(decisions.ok()) << decisions.status();
+
+    // Units free with every GPU taken (the urgent job took the rest) but those of `evicted`.
+    auto units_free = [&](uint32_t mask) {
+      std::set<std::pair<std::string, int32_t>> freed;
+      for (size_t i = 0; i < running.size(); ++i) {
+        if (mask & (1u << i)) freed.insert(running[i].gpus.begin(), running[i].gpus.end());
+      }
+      int64_t units = 0;
+      for (const char* node : {"n1", "n2"}) {
+        int64_t node_free = 0;
+        for (int32_t g = 0; g < 4; ++g) node_free += freed.count({node, g}) ? 1 : 0;
+        units += shape == HeadroomShape::kNodes ? (node_free == 4 ? 1 : 0) : node_free;
+      }
+      return units;
+    };
+    std::vector<std::string> best;
+    int64_t best_cost = -1;
+    for (uint32_t mask = 1; mask < (1u << running.size()); ++mask) {
+      if (units_free(mask) < count) continue;
+      int64_t cost = 0;
+      std::vector<std::string> ids;
+      for (size_t i = 0; i < running.size(); ++i) {
+        if (mask & (1u << i)) {
+          cost += running[i].cost;
+          ids.push_back(running[i].id);
+        }
+      }
+      if (best_cost < 0 || cost < best_cost ||
+          (cost == best_cost &&
+           (ids.size() < best.size() || (ids.size() == best.size() && ids < best)))) {
+        best_cost = cost;
+        best = ids;
+      }
+    }
+    ASSERT_EQ(decisions->headroom.size(), 1u);
+    EXPECT_EQ(decisions->headroom[0].preempted, best);
+    int64_t engine_cost = 0;
+    for (const PreemptDecision& p : decisions->preemptions) engine_cost += p.lost_milli_gpu_seconds;
+    EXPECT_EQ(engine_cost, std::max<int64_t>(best_cost, 0));
+    if (best.empty()) {
+      ++short_cases;
+      EXPECT_GT(decisions->headroom[0].shortfall, 0);
+    } else {
+      ++restored;
+      EXPECT_EQ(decisions->headroom[0].shortfall, 0);
+    }
+  }
+  // Both outcomes occur.
+  EXPECT_GT(restored, 50);
+  EXPECT_GT(short_cases, 5);
 }
 
 }  // namespace

@@ -94,9 +94,23 @@ TEST(MetricsTest, PendingJobsByEveryReason) {
   for (int code = 0;; ++code) {
     const std::string name = PendingReasonName(static_cast<PendingReason>(code));
     if (name == "unknown") break;
+    // "headroom" is listed only under headroom rules (docs/metrics.md): see the test below.
+    if (name == "headroom") {
+      EXPECT_THAT(rendered.text, Not(HasSubstr("reason=\"headroom\"")));
+      continue;
+    }
     EXPECT_THAT(rendered.text, HasSubstr("gpupool_pending_jobs{reason=\"" + name + "\"}"));
   }
   EXPECT_THAT(lines, Contains("gpupool_queue_pending_jobs{queue=\"team-a\"} 1"));
+}
+
+// With a headroom rule the decisions report it, and the headroom reason is listed, 0 included.
+TEST(MetricsTest, HeadroomReasonListedUnderHeadroomRules) {
+  Policy policy;
+  policy.headroom = {HeadroomRule{"A100", 1, HeadroomShape::kGpus, 100, false}};
+  const Rendered rendered = ScheduleAndRender(SmallPool(), policy);
+  ASSERT_EQ(rendered.decisions.headroom.size(), 1u);
+  EXPECT_THAT(rendered.text, HasSubstr("gpupool_pending_jobs{reason=\"headroom\"} 0"));
 }
 
 TEST(MetricsTest, QueueSharesInGpus) {
