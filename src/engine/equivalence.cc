@@ -43,9 +43,9 @@ bool EquivalenceCache::SameShape(int32_t a_job, int32_t b_job) const {
   const JobInfo& b = index_.job(b_job);
   if (a.queue != b.queue || a.groups_by_name.size() != b.groups_by_name.size()) return false;
   if (with_priority_ && a.job->priority != b.job->priority) return false;
-  if (with_spot_ && (a.job->preemptible != b.job->preemptible ||
-                     a.job->spot_tolerant != b.job->spot_tolerant ||
-                     a.job->checkpointing.interval_s != b.job->checkpointing.interval_s)) {
+  if (with_spot_ &&
+      (a.job->preemptible != b.job->preemptible || a.job->spot_tolerant != b.job->spot_tolerant ||
+       a.job->checkpointing.interval_s != b.job->checkpointing.interval_s)) {
     return false;
   }
   for (size_t i = 0; i < a.groups_by_name.size(); ++i) {

@@ -111,8 +111,8 @@ PendingDecision Headroom::Pending(int32_t j, const HeadroomBlock& block) const {
   out.detail = fmt::format(
       "{} {} kept free for priority >= {}; {} free now, and starting this job (priority {}) "
       "would leave {}",
-      Units(rule.count, rule), rule.count == 1 ? "is" : "are", rule.min_priority, block.free_now, index_.job(j).job->priority,
-      block.free_after);
+      Units(rule.count, rule), rule.count == 1 ? "is" : "are", rule.min_priority, block.free_now,
+      index_.job(j).job->priority, block.free_after);
   return out;
 }
 
@@ -121,8 +121,8 @@ namespace {
 // The search state of one restoration: candidates with their prices, and the checks.
 class Restoration {
  public:
-  Restoration(const SnapshotIndex& index, WorkingState& state, const Headroom& headroom,
-              int32_t r, const VictimRules& rules, const Policy& policy, Counters& counters)
+  Restoration(const SnapshotIndex& index, WorkingState& state, const Headroom& headroom, int32_t r,
+              const VictimRules& rules, const Policy& policy, Counters& counters)
       : index_(index),
         state_(state),
         headroom_(headroom),
@@ -136,9 +136,8 @@ class Restoration {
   std::vector<int32_t> Find() {
     ListCandidates();
     if (candidates_.empty() || !Feasible(candidates_, /*guarantees=*/false)) return {};
-    std::vector<int32_t> found = candidates_.size() <= VictimSearch::kExactCandidates
-                                     ? Exhaustive()
-                                     : Greedy();
+    std::vector<int32_t> found =
+        candidates_.size() <= VictimSearch::kExactCandidates ? Exhaustive() : Greedy();
     std::sort(found.begin(), found.end());
     return found;
   }
@@ -149,11 +148,11 @@ class Restoration {
       const JobInfo& info = index_.job(v);
       if (info.placements.empty() || info.job->priority >= rule_.min_priority) continue;
       if (rules_.taken(v) || state_.released(v) || !rules_.MayEvict(v)) continue;
-      const bool here = std::any_of(
-          info.placements.begin(), info.placements.end(), [&](const RunningPlacement& p) {
-            return index_.node_model(p.node) == model_ && headroom_.Counts(p.node) &&
-                   !p.gpus.empty();
-          });
+      const bool here = std::any_of(info.placements.begin(), info.placements.end(),
+                                    [&](const RunningPlacement& p) {
+                                      return index_.node_model(p.node) == model_ &&
+                                             headroom_.Counts(p.node) && !p.gpus.empty();
+                                    });
       if (here) candidates_.push_back(v);
     }
     std::stable_sort(candidates_.begin(), candidates_.end(), [&](int32_t a, int32_t b) {

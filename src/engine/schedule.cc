@@ -32,9 +32,9 @@
 #include <vector>
 
 #include "entitlements.h"
-#include "fmt/format.h"
 #include "equivalence.h"
 #include "fingerprint.h"
+#include "fmt/format.h"
 #include "headroom.h"
 #include "internal/check.h"
 #include "order.h"
@@ -245,9 +245,9 @@ class Cycle {
       report.shortfall = std::max<int64_t>(0, rule.count - report.free);
       std::sort(preempted[r].begin(), preempted[r].end());
       for (int32_t v : preempted[r]) report.preempted.push_back(index_.job(v).job->id);
-      const std::string kept = fmt::format("{} kept free for priority >= {}",
-                                           internal::Headroom::Units(rule.count, rule),
-                                           rule.min_priority);
+      const std::string kept =
+          fmt::format("{} kept free for priority >= {}",
+                      internal::Headroom::Units(rule.count, rule), rule.min_priority);
       if (!report.preempted.empty()) {
         report.detail = fmt::format(
             "urgent work left {} free of the {}; evicting {} job{} below priority {} made {} free",
@@ -305,7 +305,6 @@ class Cycle {
     decisions_.pending = std::move(still_pending);
     pending_jobs_ = std::move(still_pending_jobs);
   }
-
 
  public:
   // Stage 9, last step: every decision list in job-id order.

@@ -33,11 +33,10 @@ PreemptDecision SpotReclaim(const SnapshotIndex& index, int32_t j, int32_t n, in
   out.job = job.id;
   out.lost_milli_gpu_seconds =
       SaturatingMultiply(milli, SaturatingAdd(lost_s, checkpointing.restore_time_s));
-  const std::string deadline =
-      node.reclaim_deadline.has_value()
-          ? fmt::format(" by {} ({} s from now)", *node.reclaim_deadline,
-                        *node.reclaim_deadline - now)
-          : std::string();
+  const std::string deadline = node.reclaim_deadline.has_value()
+                                   ? fmt::format(" by {} ({} s from now)", *node.reclaim_deadline,
+                                                 *node.reclaim_deadline - now)
+                                   : std::string();
   out.reason = fmt::format(
       "spot reclaim: the provider takes node {} back{}; the job {}", node.id, deadline,
       on_demand ? fmt::format("checkpoints first ({} s) and stops", checkpointing.checkpoint_cost_s)

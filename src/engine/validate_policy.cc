@@ -57,13 +57,13 @@ absl::Status CheckHeadroom(const std::vector<HeadroomRule>& rules) {
       case HeadroomShape::kIslands:
         break;
       default:
-        return absl::InvalidArgumentError(fmt::format(
-            "policy.headroom[{}].shape: unknown value {}", i, static_cast<int>(rule.shape)));
+        return absl::InvalidArgumentError(fmt::format("policy.headroom[{}].shape: unknown value {}",
+                                                      i, static_cast<int>(rule.shape)));
     }
     if (rule.count < 1) {
-      return absl::InvalidArgumentError(fmt::format(
-          "policy.headroom[{}].count: must be >= 1 ({} {} kept free for {})", i, rule.count,
-          HeadroomShapeName(rule.shape), rule.gpu_model));
+      return absl::InvalidArgumentError(
+          fmt::format("policy.headroom[{}].count: must be >= 1 ({} {} kept free for {})", i,
+                      rule.count, HeadroomShapeName(rule.shape), rule.gpu_model));
     }
     for (size_t k = 0; k < i; ++k) {
       if (rules[k].gpu_model == rule.gpu_model && rules[k].shape == rule.shape) {

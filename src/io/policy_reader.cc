@@ -57,8 +57,8 @@ absl::Status ReadHeadroomRule(JsonValue value, const Path& path, HeadroomRule& o
   static constexpr Field<H> kFields[] = {
       {"gpu_model", ReadMember<&H::gpu_model, ReadString>, true},
       {"count", ReadMember<&H::count, ReadInt64>, true},
-      {"shape", ReadMember<&H::shape, ReadEnumOf<internal::ParseHeadroomShape,
-                                                 internal::HeadroomShapeNames>>},
+      {"shape", ReadMember<&H::shape,
+                           ReadEnumOf<internal::ParseHeadroomShape, internal::HeadroomShapeNames>>},
       {"min_priority", ReadMember<&H::min_priority, ReadInt32>, true},
       {"restore", ReadMember<&H::restore, ReadBool>},
   };
@@ -67,8 +67,7 @@ absl::Status ReadHeadroomRule(JsonValue value, const Path& path, HeadroomRule& o
 
 absl::Status ReadSpot(JsonValue value, const Path& path, SpotOptions& out) {
   static constexpr Field<SpotOptions> kFields[] = {
-      {"max_checkpoint_interval_s",
-       ReadMember<&SpotOptions::max_checkpoint_interval_s, ReadInt64>},
+      {"max_checkpoint_interval_s", ReadMember<&SpotOptions::max_checkpoint_interval_s, ReadInt64>},
   };
   return internal::ReadFields(value, path, kFields, out);
 }

@@ -44,8 +44,8 @@ constexpr size_t AggregateMemberCount() {
 // Leaf fields of Policy: its own, with the option structs counted by their members.
 constexpr size_t kPolicyLeafFields =
     AggregateMemberCount<Policy>() - 4 + AggregateMemberCount<FairShareOptions>() +
-    AggregateMemberCount<SpotOptions>() +
-    AggregateMemberCount<PreemptionOptions>() + AggregateMemberCount<Budgets>();
+    AggregateMemberCount<SpotOptions>() + AggregateMemberCount<PreemptionOptions>() +
+    AggregateMemberCount<Budgets>();
 
 // One change per Policy field, each to a valid value other than the default.
 const std::vector<std::pair<std::string, std::function<void(Policy&)>>>& FieldMutators() {

@@ -37,8 +37,8 @@
 namespace gpupool {
 namespace {
 
-using ::gpupool::testing::DecisionsToText;
 using ::gpupool::testing::AddRandomOperations;
+using ::gpupool::testing::DecisionsToText;
 using ::gpupool::testing::GenerateRandomSnapshot;
 using ::gpupool::testing::MutateSnapshot;
 using ::gpupool::testing::ShuffleSnapshot;
@@ -758,11 +758,10 @@ TEST(PropertyTest, OperationsInvariantsOnRandomSnapshots) {
           ++reclaims;
         } else if (p.reason.rfind("headroom:", 0) == 0) {
           ++restorations;
-          const bool below_a_rule =
-              std::any_of(policy.headroom.begin(), policy.headroom.end(),
-                          [&](const HeadroomRule& r) {
-                            return r.restore && victim->priority < r.min_priority;
-                          });
+          const bool below_a_rule = std::any_of(
+              policy.headroom.begin(), policy.headroom.end(), [&](const HeadroomRule& r) {
+                return r.restore && victim->priority < r.min_priority;
+              });
           if (!victim->preemptible || !below_a_rule || !policy.preemption.enabled) {
             fail(fmt::format("{} evicted for headroom against the rules", p.job));
           }
@@ -829,19 +828,20 @@ TEST(PropertyTest, OperationsInvariantsOnRandomSnapshots) {
             for (int32_t g : p.gpus) {
               int32_t island = 0;
               for (const Gpu& gpu : node->gpus) island = gpu.index == g ? gpu.island : island;
-              urgent_units.insert(rule.shape == HeadroomShape::kGpus ? fmt::format("{}/{}", p.node, g)
-                                  : rule.shape == HeadroomShape::kNodes
-                                      ? p.node
-                                      : fmt::format("{}/i{}", p.node, island));
+              urgent_units.insert(
+                  rule.shape == HeadroomShape::kGpus    ? fmt::format("{}/{}", p.node, g)
+                  : rule.shape == HeadroomShape::kNodes ? p.node
+                                                        : fmt::format("{}/i{}", p.node, island));
             }
           }
         }
         const int64_t free_end = FreeUnits(snapshot, rule, occupied);
         if (low_started && free_end + static_cast<int64_t>(urgent_units.size()) < rule.count) {
-          fail(fmt::format("a job below priority {} ate into the {} {} of {}: {} free at the end, "
-                           "{} taken by urgent starts",
-                           rule.min_priority, rule.count, HeadroomShapeName(rule.shape),
-                           rule.gpu_model, free_end, urgent_units.size()));
+          fail(
+              fmt::format("a job below priority {} ate into the {} {} of {}: {} free at the end, "
+                          "{} taken by urgent starts",
+                          rule.min_priority, rule.count, HeadroomShapeName(rule.shape),
+                          rule.gpu_model, free_end, urgent_units.size()));
         }
         const auto report =
             std::find_if(d.headroom.begin(), d.headroom.end(), [&](const HeadroomReport& r) {
@@ -877,11 +877,12 @@ TEST(PropertyTest, OperationsInvariantsOnRandomSnapshots) {
     }
   }
   EXPECT_EQ(failing_seeds, 0) << "seeds with violations:" << failing_list;
-  std::printf("%llu seeds: %lld spot reclaims, %lld headroom restorations, %lld pending for "
-              "headroom, %lld replicas started on spot nodes\n",
-              static_cast<unsigned long long>(kSeeds), static_cast<long long>(reclaims),
-              static_cast<long long>(restorations), static_cast<long long>(headroom_pending),
-              static_cast<long long>(spot_starts));
+  std::printf(
+      "%llu seeds: %lld spot reclaims, %lld headroom restorations, %lld pending for "
+      "headroom, %lld replicas started on spot nodes\n",
+      static_cast<unsigned long long>(kSeeds), static_cast<long long>(reclaims),
+      static_cast<long long>(restorations), static_cast<long long>(headroom_pending),
+      static_cast<long long>(spot_starts));
   // Not vacuous: every feature happens on some seeds.
   EXPECT_GT(reclaims, 0);
   EXPECT_GT(restorations, 0);

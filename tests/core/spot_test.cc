@@ -154,13 +154,8 @@ TEST(SpotTest, DeadlineLetsTheJobCheckpointAndItIsRequeued) {
                            .last_checkpoint_time = 400,
                            .checkpoint_cost_s = 30,
                            .restore_time_s = 60};
-  Snapshot snapshot = SnapshotBuilder()
-                          .Now(1000)
-                          .Model("A100")
-                          .Node(reclaimed)
-                          .Queue("q")
-                          .Job(running)
-                          .Build();
+  Snapshot snapshot =
+      SnapshotBuilder().Now(1000).Model("A100").Node(reclaimed).Queue("q").Job(running).Build();
   absl::StatusOr<Decisions> decisions = Schedule(snapshot, SpotPolicy());
   ASSERT_TRUE(decisions.ok()) << decisions.status();
   ASSERT_EQ(decisions->preemptions.size(), 1u);
@@ -189,13 +184,8 @@ TEST(SpotTest, ReclaimStopsEvenJobsThatAreNotPreemptible) {
   running.preemptible = false;
   running.spot_tolerant = true;
   running.min_runtime_s = 3600;
-  const Snapshot snapshot = SnapshotBuilder()
-                                .Now(1000)
-                                .Model("A100")
-                                .Node(reclaimed)
-                                .Queue("q")
-                                .Job(running)
-                                .Build();
+  const Snapshot snapshot =
+      SnapshotBuilder().Now(1000).Model("A100").Node(reclaimed).Queue("q").Job(running).Build();
   const absl::StatusOr<Decisions> decisions = Schedule(snapshot, SpotPolicy());
   ASSERT_TRUE(decisions.ok()) << decisions.status();
   ASSERT_EQ(decisions->preemptions.size(), 1u);

@@ -84,10 +84,14 @@ std::vector<BadPolicy> BadPolicies() {
        "policy.budgets.max_counterfactual_plans: must be >= 0"},
       // --- headroom and spot ---
       {"HeadroomModelEmpty",
-       [](Policy& p) { p.headroom = {HeadroomRule{"", 4, HeadroomShape::kGpus, 100, false}}; },
+       [](Policy& p) {
+         p.headroom = {HeadroomRule{"", 4, HeadroomShape::kGpus, 100, false}};
+       },
        "policy.headroom[0].gpu_model: must not be empty"},
       {"HeadroomCountZero",
-       [](Policy& p) { p.headroom = {HeadroomRule{"A100", 0, HeadroomShape::kGpus, 100, false}}; },
+       [](Policy& p) {
+         p.headroom = {HeadroomRule{"A100", 0, HeadroomShape::kGpus, 100, false}};
+       },
        "policy.headroom[0].count: must be >= 1 (0 gpus kept free for A100)"},
       {"HeadroomCountNegative",
        [](Policy& p) {

@@ -173,11 +173,11 @@ TEST(DecisionsJsonTest, RoundTrip) {
 }
 
 TEST(DecisionsJsonTest, EveryPendingReasonRoundTrips) {
-  for (PendingReason reason : {PendingReason::kNoAllowedGpuModel, PendingReason::kNodeRestrictions,
-                               PendingReason::kNeverFits, PendingReason::kInsufficientCapacity,
-                               PendingReason::kFragmentation, PendingReason::kTopology,
-                               PendingReason::kQueueLimit, PendingReason::kBudgetExhausted,
-                               PendingReason::kHeadroom}) {
+  for (PendingReason reason :
+       {PendingReason::kNoAllowedGpuModel, PendingReason::kNodeRestrictions,
+        PendingReason::kNeverFits, PendingReason::kInsufficientCapacity,
+        PendingReason::kFragmentation, PendingReason::kTopology, PendingReason::kQueueLimit,
+        PendingReason::kBudgetExhausted, PendingReason::kHeadroom}) {
     Decisions d;
     PendingDecision pending;
     pending.job = "j";
@@ -375,11 +375,12 @@ TEST(PolicyJsonTest, HeadroomAndSpotRoundTrip) {
                 HeadroomRule{"A100", 1, HeadroomShape::kIslands, 50, false}};
   p.spot.max_checkpoint_interval_s = 1800;
   const std::string json = PolicyToJson(p);
-  EXPECT_NE(json.find(R"({"gpu_model": "H100", "count": 8, "shape": "gpus", "min_priority": 100, "restore": true})"),
-            std::string::npos)
+  EXPECT_NE(
+      json.find(
+          R"({"gpu_model": "H100", "count": 8, "shape": "gpus", "min_priority": 100, "restore": true})"),
+      std::string::npos)
       << json;
-  EXPECT_NE(json.find(R"("spot": {"max_checkpoint_interval_s": 1800})"), std::string::npos)
-      << json;
+  EXPECT_NE(json.find(R"("spot": {"max_checkpoint_interval_s": 1800})"), std::string::npos) << json;
   absl::StatusOr<Policy> parsed = ParsePolicy(json);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   ASSERT_EQ(parsed->headroom.size(), 2u);

@@ -1355,8 +1355,8 @@ void AddRandomOperations(uint64_t seed, Snapshot& snapshot, Policy& policy) {
     rule.count = rng.UniformInt(1, 4);
     rule.min_priority = static_cast<int32_t>(rng.UniformInt(1, 10));
     rule.restore = rng.Percent(50);
-    const bool duplicate = std::any_of(
-        policy.headroom.begin(), policy.headroom.end(), [&](const HeadroomRule& r) {
+    const bool duplicate =
+        std::any_of(policy.headroom.begin(), policy.headroom.end(), [&](const HeadroomRule& r) {
           return r.gpu_model == rule.gpu_model && r.shape == rule.shape;
         });
     if (!duplicate) policy.headroom.push_back(rule);
