@@ -48,6 +48,16 @@ const char* VictimOrderName(VictimOrder order) {
   return "unknown";
 }
 
+const char* BudgetEnforcementName(BudgetEnforcement enforcement) {
+  switch (enforcement) {
+    case BudgetEnforcement::kEnforce:
+      return "enforce";
+    case BudgetEnforcement::kReportOnly:
+      return "report-only";
+  }
+  return "unknown";
+}
+
 const char* HeadroomShapeName(HeadroomShape shape) {
   switch (shape) {
     case HeadroomShape::kGpus:
