@@ -11,6 +11,7 @@
 //   first-fit           1188      312           88.05%
 //   best-fit            1186      314           89.38%
 //   spread              1163      337           78.13%
+//   expected-waste      1186      314           89.38%
 //   keep-whole-gpus     1181      319           90.39%
 #include <cstdint>
 #include <cstdio>

@@ -11,8 +11,8 @@ namespace gpupool::internal {
 namespace {
 
 // Expected-waste scores at most this many nodes where a replica fits, the first ones in best-fit
-// order, so that a placement costs about as much as best-fit's whatever the pool's size. Measured
-// on the openb lists (docs/policy-format.md, "Why these defaults").
+// order, so that a placement's cost does not grow with the pool. The figures of
+// docs/policy-format.md ("Why these defaults") are with 32; other values were not measured.
 constexpr int32_t kExpectedWasteCandidates = 32;
 
 bool AllowsSpanningIslands(const TaskGroup& group) {
