@@ -3,6 +3,7 @@
 //   build/bench/bench/schedule_bench            # everything below
 //   build/bench/bench/schedule_bench --no_s2    # without S2 (2.5 s per call at full size)
 //   build/bench/bench/schedule_bench --benchmark_filter='S1/scale%:100/'
+//   build/bench/bench/schedule_bench --placement=best-fit --queue_order=none  # older defaults
 //
 // S1 at scale 0.1/0.25/0.5/1.0; S1 with only its jobs scaled (5,000 nodes, 5,000 to 25,000
 // jobs) and with only its nodes scaled (5,000 jobs, 1,250 to 5,000 nodes); S2 at 0.1 and 1.0.
@@ -31,6 +32,12 @@ namespace gpupool {
 namespace {
 
 constexpr uint64_t kSeed = 42;
+
+// The policy every benchmark starts from: Policy{}, or what --placement / --queue_order set.
+Policy& BasePolicy() {
+  static Policy* policy = new Policy();
+  return *policy;
+}
 
 // The scenarios measured. kS1Jobs and kS1Nodes vary one dimension of S1 at a time, to check the
 // E3 goal "about linear in pending jobs, at most logarithmic in nodes".
@@ -112,7 +119,7 @@ void SetShapeCounters(benchmark::State& state, const Snapshot& snapshot) {
 
 void BM_Schedule(benchmark::State& state, int scenario) {
   const Snapshot& snapshot = CachedScenario(scenario, state.range(0));
-  Policy policy;
+  Policy policy = BasePolicy();
   // S3: within each queue, by priority; S3reclaim: also across queues, from queues above their
   // entitlement.
   if (IsS3(scenario)) policy.preemption.enabled = true;
@@ -167,8 +174,17 @@ int main(int argc, char** argv) {
   bool with_s2 = true;
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--no_s2") == 0) {
+    const std::string arg = argv[i];
+    if (arg == "--no_s2") {
       with_s2 = false;
+    } else if (arg == "--placement=best-fit") {
+      gpupool::BasePolicy().placement = gpupool::PlacementStrategy::kBestFit;
+    } else if (arg == "--placement=expected-waste") {
+      gpupool::BasePolicy().placement = gpupool::PlacementStrategy::kExpectedWaste;
+    } else if (arg == "--queue_order=none") {
+      gpupool::BasePolicy().queue_order = gpupool::QueueOrder::kNone;
+    } else if (arg == "--queue_order=fair-share") {
+      gpupool::BasePolicy().queue_order = gpupool::QueueOrder::kFairShare;
     } else {
       argv[kept++] = argv[i];
     }

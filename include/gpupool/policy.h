@@ -22,6 +22,16 @@ enum class PlacementStrategy {
   kFirstFit,
   // The node with the most free milli-GPUs (then the most free CPU): spreads load.
   kSpread,
+  // "expected-waste": the expected-waste scorer (MakeExpectedWasteScorer() in
+  // gpupool/scorers/scorers.h, the placement that beats FGD in docs/simulator.md) fed with the
+  // snapshot's own workload mix: one task class per distinct per-replica request and GPU-model
+  // list of the snapshot's jobs, pending and running, each counted once per replica. Among the
+  // first 32 nodes where the replica fits, in best-fit order, the one whose expected final
+  // waste grows least; ties go to the first (best-fit's choice). Deterministic: the mix is
+  // derived inside the cycle from the snapshot.
+  // Packs better than best-fit (docs/policy-format.md measures it) but costs about 2.5x its
+  // time per cycle, which is why it is not the default.
+  kExpectedWaste,
 };
 
 // Order in which pending jobs are considered (within a queue when queues are ordered by fair
@@ -159,7 +169,8 @@ struct Policy {
   Budgets budgets;
 };
 
-// Stable names of the built-in strategies ("best-fit", "first-fit", "spread").
+// Stable names of the built-in strategies ("best-fit", "first-fit", "spread",
+// "expected-waste").
 const char* PlacementStrategyName(PlacementStrategy strategy);
 // Stable names of the job orders ("priority-fifo", "las", "shortest-remaining") and queue orders
 // ("none", "fair-share").

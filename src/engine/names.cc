@@ -12,6 +12,8 @@ const char* PlacementStrategyName(PlacementStrategy strategy) {
       return "first-fit";
     case PlacementStrategy::kSpread:
       return "spread";
+    case PlacementStrategy::kExpectedWaste:
+      return "expected-waste";
   }
   return "unknown";
 }

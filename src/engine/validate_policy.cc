@@ -51,6 +51,7 @@ absl::Status ValidatePolicy(const Policy& policy) {
     case PlacementStrategy::kBestFit:
     case PlacementStrategy::kFirstFit:
     case PlacementStrategy::kSpread:
+    case PlacementStrategy::kExpectedWaste:
       break;
     default:
       return UnknownValue("placement", static_cast<int>(policy.placement));

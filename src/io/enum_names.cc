@@ -51,6 +51,7 @@ constexpr PlacementStrategy kPlacementStrategies[] = {
     PlacementStrategy::kBestFit,
     PlacementStrategy::kFirstFit,
     PlacementStrategy::kSpread,
+    PlacementStrategy::kExpectedWaste,
 };
 constexpr PendingReason kPendingReasons[] = {
     PendingReason::kNoAllowedGpuModel, PendingReason::kNodeRestrictions,

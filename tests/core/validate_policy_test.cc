@@ -155,7 +155,8 @@ TEST(ValidatePolicyTest, BoundaryValuesPass) {
   EXPECT_TRUE(ValidatePolicy(large).ok()) << ValidatePolicy(large);
 
   for (PlacementStrategy placement :
-       {PlacementStrategy::kBestFit, PlacementStrategy::kFirstFit, PlacementStrategy::kSpread}) {
+       {PlacementStrategy::kBestFit, PlacementStrategy::kFirstFit, PlacementStrategy::kSpread,
+        PlacementStrategy::kExpectedWaste}) {
     for (JobOrder order :
          {JobOrder::kPriorityFifo, JobOrder::kLeastAttainedService, JobOrder::kShortestRemaining}) {
       for (QueueOrder queues : {QueueOrder::kNone, QueueOrder::kFairShare}) {

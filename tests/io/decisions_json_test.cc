@@ -235,6 +235,14 @@ TEST(PolicyJsonTest, CanonicalBytesOfTheDefaultPolicy) {
 )");
 }
 
+// "expected-waste" reads, and writes back under the same name.
+TEST(PolicyJsonTest, ExpectedWastePlacementRoundTrips) {
+  absl::StatusOr<Policy> policy = ParsePolicy(R"({"placement": "expected-waste"})");
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  EXPECT_EQ(policy->placement, PlacementStrategy::kExpectedWaste);
+  EXPECT_NE(PolicyToJson(*policy).find(R"("placement": "expected-waste")"), std::string::npos);
+}
+
 TEST(PolicyJsonTest, OmittedKeysKeepTheDefaults) {
   absl::StatusOr<Policy> policy = ParsePolicy(R"({"placement": "spread"})");
   ASSERT_TRUE(policy.ok()) << policy.status();
@@ -300,7 +308,8 @@ TEST(PolicyJsonTest, Errors) {
        "scorer: a placement scorer is host code and cannot be set in a policy file (use "
        "\"placement\")"},
       {R"({"placement": "worst-fit"})",
-       "placement: unknown value \"worst-fit\" (expected best-fit, first-fit, spread)"},
+       "placement: unknown value \"worst-fit\" (expected best-fit, first-fit, spread, "
+       "expected-waste)"},
       {R"({"job_order": "fifo"})",
        "job_order: unknown value \"fifo\" (expected priority-fifo, las, shortest-remaining)"},
       {R"({"queue_order": "drf"})",
