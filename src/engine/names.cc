@@ -48,6 +48,16 @@ const char* VictimOrderName(VictimOrder order) {
   return "unknown";
 }
 
+const char* OverrunActionName(OverrunAction action) {
+  switch (action) {
+    case OverrunAction::kWait:
+      return "wait";
+    case OverrunAction::kPreempt:
+      return "preempt";
+  }
+  return "unknown";
+}
+
 const char* PendingReasonName(PendingReason reason) {
   switch (reason) {
     case PendingReason::kNoAllowedGpuModel:
