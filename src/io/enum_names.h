@@ -33,6 +33,7 @@ std::optional<JobOrder> ParseJobOrder(std::string_view name);
 std::optional<QueueOrder> ParseQueueOrder(std::string_view name);
 std::optional<VictimOrder> ParseVictimOrder(std::string_view name);
 std::optional<OverrunAction> ParseOverrunAction(std::string_view name);
+std::optional<BudgetEnforcement> ParseBudgetEnforcement(std::string_view name);
 std::optional<PlacementStrategy> ParsePlacementStrategy(std::string_view name);
 std::optional<PendingReason> ParsePendingReason(std::string_view name);
 
@@ -47,6 +48,7 @@ std::string JobOrderNames();
 std::string QueueOrderNames();
 std::string VictimOrderNames();
 std::string OverrunActionNames();
+std::string BudgetEnforcementNames();
 std::string PlacementStrategyNames();
 std::string PendingReasonNames();
 
