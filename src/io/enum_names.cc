@@ -139,31 +139,32 @@ std::optional<VictimOrder> ParseVictimOrder(std::string_view name) {
 }
 std::optional<OverrunAction> ParseOverrunAction(std::string_view name) {
   return ValueOfFn(kOverrunActions, OverrunActionName, name);
-  std::optional<BudgetEnforcement> ParseBudgetEnforcement(std::string_view name) {
-    return ValueOfFn(kBudgetEnforcements, BudgetEnforcementName, name);
-  }
-  std::optional<PlacementStrategy> ParsePlacementStrategy(std::string_view name) {
-    return ValueOfFn(kPlacementStrategies, PlacementStrategyName, name);
-  }
-  std::optional<PendingReason> ParsePendingReason(std::string_view name) {
-    return ValueOfFn(kPendingReasons, PendingReasonName, name);
-  }
+}
+std::optional<BudgetEnforcement> ParseBudgetEnforcement(std::string_view name) {
+  return ValueOfFn(kBudgetEnforcements, BudgetEnforcementName, name);
+}
+std::optional<PlacementStrategy> ParsePlacementStrategy(std::string_view name) {
+  return ValueOfFn(kPlacementStrategies, PlacementStrategyName, name);
+}
+std::optional<PendingReason> ParsePendingReason(std::string_view name) {
+  return ValueOfFn(kPendingReasons, PendingReasonName, name);
+}
 
-  std::string NodeStateNames() { return NamesOf(kNodeStates); }
-  std::string IsolationNames() { return NamesOf(kIsolations); }
-  std::string StrictnessNames() { return NamesOf(kStrictnesses); }
-  std::string ReplicaScopeNames() { return NamesOf(kReplicaScopes); }
-  std::string JobStateNames() { return NamesOf(kJobStates); }
-  std::string JobOrderNames() { return NamesOfFn(kJobOrders, JobOrderName); }
-  std::string QueueOrderNames() { return NamesOfFn(kQueueOrders, QueueOrderName); }
-  std::string VictimOrderNames() { return NamesOfFn(kVictimOrders, VictimOrderName); }
-  std::string OverrunActionNames() { return NamesOfFn(kOverrunActions, OverrunActionName); }
-  std::string BudgetEnforcementNames() {
-    return NamesOfFn(kBudgetEnforcements, BudgetEnforcementName);
-  }
-  std::string PlacementStrategyNames() {
-    return NamesOfFn(kPlacementStrategies, PlacementStrategyName);
-  }
-  std::string PendingReasonNames() { return NamesOfFn(kPendingReasons, PendingReasonName); }
+std::string NodeStateNames() { return NamesOf(kNodeStates); }
+std::string IsolationNames() { return NamesOf(kIsolations); }
+std::string StrictnessNames() { return NamesOf(kStrictnesses); }
+std::string ReplicaScopeNames() { return NamesOf(kReplicaScopes); }
+std::string JobStateNames() { return NamesOf(kJobStates); }
+std::string JobOrderNames() { return NamesOfFn(kJobOrders, JobOrderName); }
+std::string QueueOrderNames() { return NamesOfFn(kQueueOrders, QueueOrderName); }
+std::string VictimOrderNames() { return NamesOfFn(kVictimOrders, VictimOrderName); }
+std::string OverrunActionNames() { return NamesOfFn(kOverrunActions, OverrunActionName); }
+std::string BudgetEnforcementNames() {
+  return NamesOfFn(kBudgetEnforcements, BudgetEnforcementName);
+}
+std::string PlacementStrategyNames() {
+  return NamesOfFn(kPlacementStrategies, PlacementStrategyName);
+}
+std::string PendingReasonNames() { return NamesOfFn(kPendingReasons, PendingReasonName); }
 
 }  // namespace gpupool::io::internal
