@@ -47,7 +47,8 @@ enum Scenario : int {
   kS1Jobs = 3,   // S1's 5,000 nodes, the given share of its 50,000 jobs
   kS1Nodes = 4,  // S1's 5,000 jobs (scale 0.1), the given share of its 5,000 nodes
   kS3 = 5,       // S3 storm: S2's pool full of preemptible priority-0 work, 2,000 priority-10 gangs
-  kS3Reclaim = 6,  // S3 with preemption.reclaim_across_queues on (same snapshot)
+  kS3Reclaim = 6,   // S3 with preemption.reclaim_across_queues on (same snapshot)
+  kS2Backfill = 7,  // S2 with policy.backfill on (same snapshot)
 };
 
 bool IsS3(int scenario) { return scenario == kS3 || scenario == kS3Reclaim; }
@@ -56,6 +57,7 @@ bool IsS3(int scenario) { return scenario == kS3 || scenario == kS3Reclaim; }
 const Snapshot& CachedScenario(int scenario, int64_t scale_percent) {
   static auto* cache = new std::map<std::pair<int, int64_t>, Snapshot>();
   if (scenario == kS3Reclaim) scenario = kS3;  // the same snapshot, another policy
+  if (scenario == kS2Backfill) scenario = kS2;
   auto [it, inserted] = cache->try_emplace({scenario, scale_percent});
   if (inserted) {
     const double scale = static_cast<double>(scale_percent) / 100.0;
@@ -124,6 +126,8 @@ void BM_Schedule(benchmark::State& state, int scenario) {
   // entitlement.
   if (IsS3(scenario)) policy.preemption.enabled = true;
   if (scenario == kS3Reclaim) policy.preemption.reclaim_across_queues = true;
+  // S2backfill: EASY backfill (one reservation, no margin) over S2's runtime estimates.
+  if (scenario == kS2Backfill) policy.backfill.enabled = true;
   Counters counters;
   for (auto _ : state) {
     absl::StatusOr<Decisions> decisions = Schedule(snapshot, policy);
@@ -198,6 +202,7 @@ int main(int argc, char** argv) {
   gpupool::Register("Schedule/S1_nodes_only", BM_Schedule, gpupool::kS1Nodes, {25, 50, 100});
   if (with_s2) {
     gpupool::Register("Schedule/S2", BM_Schedule, gpupool::kS2, {10, 100});
+    gpupool::Register("Schedule/S2backfill", BM_Schedule, gpupool::kS2Backfill, {10, 100});
     gpupool::Register("Schedule/S3", BM_Schedule, gpupool::kS3, {10, 25, 100});
     gpupool::Register("Schedule/S3reclaim", BM_Schedule, gpupool::kS3Reclaim, {10, 25, 100});
     gpupool::Register("Validate/S2", BM_Validate, gpupool::kS2, {10, 100});

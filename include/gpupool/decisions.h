@@ -18,6 +18,10 @@ namespace gpupool {
 struct StartDecision {
   std::string job;
   std::vector<ReplicaPlacement> placements;
+  // The job starts in capacity held for a reservation (policy.backfill): it is expected to end,
+  // by its runtime_estimate_s plus the policy's margin_s, before every reservation whose held
+  // capacity it takes is expected to start. ApplyDecisions() copies it to Job::backfilled.
+  bool backfilled = false;
 };
 
 // Evict a running job (whole gang) so that `for_job` can run. The victim goes back to its

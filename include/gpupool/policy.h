@@ -142,6 +142,33 @@ struct FairShareOptions {
   BudgetEnforcement gpu_hour_budgets = BudgetEnforcement::kEnforce;
 };
 
+// What the cycle does with a backfilled job that runs past its estimate (BackfillOptions).
+enum class OverrunAction {
+  // Default. The reservation waits: the job runs on, and the reservation's expected start no
+  // longer counts on it ending (its end is unknown).
+  kWait,
+  // A preemptible backfilled job past runtime_estimate_s + margin_s since its start_time is
+  // evicted (a Preempt decision) when a reservation of the cycle is made on its node.
+  kPreempt,
+};
+
+// Backfill (docs/engine.md, stage 7). With it on, the first `reservations` jobs of a cycle left
+// pending for lack of room (and, as without it, every starving job) get a reservation: capacity
+// held where they are expected to start soonest, computed from the running jobs'
+// runtime_estimate_s. A later job may start in that held capacity only if it has a
+// runtime_estimate_s and now + runtime_estimate_s + margin_s is at most the reservation's
+// expected start (its Start decision says `backfilled`); it may always start beside it, in
+// capacity no reservation holds. Off by default: nothing changes.
+struct BackfillOptions {
+  bool enabled = false;
+  // Jobs left pending for lack of room that get a reservation, first ones in the cycle's order
+  // (starving jobs always get one). 0: only starving jobs.
+  int64_t reservations = 1;
+  // Seconds added to a job's estimate before it may backfill, and before it counts as overrun.
+  int64_t margin_s = 0;
+  OverrunAction overrun = OverrunAction::kWait;
+};
+
 // Every knob of one Schedule() call. A value: copy it, compare it, keep one per experiment; the
 // defaults below are the default policy. Schedule() checks it with ValidatePolicy()
 // (validate.h), which names each rule; docs/policy-format.md is the same list for JSON.
@@ -167,6 +194,7 @@ struct Policy {
   FairShareOptions fair_share;
   PreemptionOptions preemption;
   Budgets budgets;
+  BackfillOptions backfill;
 };
 
 // Stable names of the built-in strategies ("best-fit", "first-fit", "spread",
@@ -178,6 +206,8 @@ const char* JobOrderName(JobOrder order);
 const char* QueueOrderName(QueueOrder order);
 // Stable names of the victim orders ("cheapest-first", "lowest-priority-first").
 const char* VictimOrderName(VictimOrder order);
+// Stable names of the overrun actions ("wait", "preempt").
+const char* OverrunActionName(OverrunAction action);
 // Stable names of the budget enforcements ("enforce", "report-only").
 const char* BudgetEnforcementName(BudgetEnforcement enforcement);
 

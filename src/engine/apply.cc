@@ -29,6 +29,7 @@ absl::Status ApplyStarts(const Decisions& decisions, Snapshot& snapshot) {
     job.start_time = snapshot.now;
     job.placements = start.placements;
     job.pending_since.reset();
+    job.backfilled = start.backfilled;
   }
   return absl::OkStatus();
 }
@@ -47,6 +48,7 @@ absl::Status ApplyDecisions(const Decisions& decisions, Snapshot& snapshot) {
     victim.state = JobState::kPending;
     victim.placements.clear();
     victim.start_time.reset();
+    victim.backfilled = false;
     // Never before its submit time, which validation requires of pending_since (a host's clock
     // may put a running job's submit time after `now`).
     victim.pending_since = std::max(next.now, victim.submit_time);

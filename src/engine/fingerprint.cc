@@ -164,6 +164,7 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
     h.Opt(job.start_time);
     h.Int(job.attained_service_s);
     if (job.pending_since.has_value()) h.Int(*job.pending_since);  // unset: as before it existed
+    if (job.backfilled) h.Str("backfilled");                       // unset: as before it existed
     std::vector<ReplicaPlacement> placements = job.placements;
     std::sort(placements.begin(), placements.end(),
               [](const ReplicaPlacement& a, const ReplicaPlacement& b) {
@@ -211,6 +212,17 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
   if (policy.budgets.max_counterfactual_plans != Budgets{}.max_counterfactual_plans) {
     h.Str("max_counterfactual_plans");
     h.Int(policy.budgets.max_counterfactual_plans);
+  }
+  // Hashed only when it is not the default, as above.
+  const BackfillOptions& backfill = policy.backfill;
+  const BackfillOptions off;
+  if (backfill.enabled != off.enabled || backfill.reservations != off.reservations ||
+      backfill.margin_s != off.margin_s || backfill.overrun != off.overrun) {
+    h.Str("backfill");
+    h.Int(backfill.enabled ? 1 : 0);
+    h.Int(backfill.reservations);
+    h.Int(backfill.margin_s);
+    h.Int(static_cast<int64_t>(backfill.overrun));
   }
   // Hashed only when it is not the default (enforce), as above.
   if (policy.fair_share.gpu_hour_budgets != FairShareOptions{}.gpu_hour_budgets) {

@@ -50,6 +50,16 @@ const char* VictimOrderName(VictimOrder order) {
   return "unknown";
 }
 
+const char* OverrunActionName(OverrunAction action) {
+  switch (action) {
+    case OverrunAction::kWait:
+      return "wait";
+    case OverrunAction::kPreempt:
+      return "preempt";
+  }
+  return "unknown";
+}
+
 const char* BudgetEnforcementName(BudgetEnforcement enforcement) {
   switch (enforcement) {
     case BudgetEnforcement::kEnforce:

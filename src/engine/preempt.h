@@ -63,6 +63,10 @@ class PreemptionPlanner {
   // working state and rolls back (the caller commits nothing new).
   void ExplainCounterfactual(int32_t j, PendingDecision& pending);
 
+  // Milli-GPU-seconds running job v loses if evicted now (VictimRules::VictimCost), for evictions
+  // other stages decide (an overrun backfilled job, reserve.h).
+  int64_t VictimCost(int32_t v) const { return rules_.VictimCost(v); }
+
  private:
   // The running jobs that may go for pending job j by eligibility, priority and rule 1 of the
   // cross-queue rules, in id order (the other rules are left to DropNeverAllowed and the search).

@@ -10,15 +10,17 @@
 //   5  place each gang, all or nothing          place.cc; identical failures: equivalence.cc
 //   6  preempt or reclaim for a job that did    preempt.cc, victim_rules.cc, victim_search.cc;
 //      not place; retry after preemption        RetryAfterPreemption() here
-//   7  hold capacity for a starving job         reserve.cc
+//   7  hold capacity for a starving job, and    reserve.cc; backfill into held capacity:
+//      with backfill on for the first blocked   backfill.cc
+//      jobs; backfill into held capacity
 //   8  consolidate                              (not yet)
 //   9  pending reasons, counterfactuals;        diagnose.cc, counterfactual.cc;
 //      decisions in canonical order             Finish() here; the fingerprint: fingerprint.cc
 //
-// Backfill into held capacity and consolidation come with later issues. Every stage step that
+// Consolidation comes with a later issue. Every stage step that
 // changes the working state commits its own transaction (working_state.h): Placer::Start(),
-// Reserver::Reserve(), and StartByPreemption() here for the planner, whose TryPreempt() leaves
-// its plan open for callers that simulate.
+// Reserver::Reserve(), Reserver::Backfill(), and StartByPreemption() here for the planner, whose
+// TryPreempt() leaves its plan open for callers that simulate.
 #include "gpupool/schedule.h"
 
 #include <algorithm>
@@ -32,6 +34,7 @@
 #include "entitlements.h"
 #include "equivalence.h"
 #include "fingerprint.h"
+#include "fmt/format.h"
 #include "internal/check.h"
 #include "order.h"
 #include "place.h"
@@ -69,7 +72,7 @@ class Cycle {
         counters_(decisions.counters),
         placer_(index, state, policy, counters_),
         planner_(index, state, placer_, entitlements, policy, counters_),
-        reserver_(index, state, placer_),
+        reserver_(index, state, placer_, policy),
         failed_shapes_(index, policy.preemption.enabled) {}
 
   // Once the candidate budget is spent, job j stays pending (budget-exhausted).
@@ -83,14 +86,28 @@ class Cycle {
     return true;
   }
 
-  // A job of the same shape as one that failed gets that job's pending decision.
+  // A job of the same shape as one that failed gets that job's pending decision. With backfill
+  // on it may still start in held capacity (its estimate is its own), and it may get a
+  // reservation.
   bool AnsweredByEquivalent(int32_t j) {
     const std::optional<size_t> same = failed_shapes_.FindFailure(j);
     if (!same) return false;
     ++counters_.equivalence_hits;
+    if (StartByBackfill(j)) return true;
     PendingDecision pending = decisions_.pending[*same];
     pending.job = index_.job(j).job->id;
+    if (policy_.backfill.enabled) MaybeReserve(j, pending);
     AddPending(j, std::move(pending));
+    return true;
+  }
+
+  // Stage 7, backfill: a job that did not place may start in capacity held for reservations it
+  // is expected to end before (policy.backfill).
+  bool StartByBackfill(int32_t j) {
+    if (!policy_.backfill.enabled) return false;
+    auto placements = reserver_.Backfill(j);
+    if (!placements) return false;
+    AddStart(j, std::move(*placements), /*backfilled=*/true);
     return true;
   }
 
@@ -131,14 +148,48 @@ class Cycle {
         pending.reason == PendingReason::kFragmentation ||
         pending.reason == PendingReason::kTopology) {
       planner_.ExplainCounterfactual(j, pending);
-      if (internal::Starving(*index_.job(j).job, policy_, index_.snapshot().now)) {
-        if (auto reserve = reserver_.Reserve(j)) {
-          decisions_.reservations.push_back(std::move(*reserve));
-          reserve_jobs_.push_back(j);
-        }
-      }
+      MaybeReserve(j, pending);
     }
     AddPending(j, std::move(pending));
+  }
+
+  // Stage 7 for job j, left pending with `pending` (its reason): a reservation if it starves or,
+  // with backfill on, if it is one of the cycle's first backfill.reservations jobs left pending
+  // for lack of room. With backfill.overrun "preempt", the reservation may evict overrun
+  // backfilled jobs from its nodes.
+  void MaybeReserve(int32_t j, const PendingDecision& pending) {
+    if (pending.reason != PendingReason::kInsufficientCapacity &&
+        pending.reason != PendingReason::kFragmentation &&
+        pending.reason != PendingReason::kTopology) {
+      return;
+    }
+    bool reserve = internal::Starving(*index_.job(j).job, policy_, index_.snapshot().now);
+    if (policy_.backfill.enabled) {
+      reserve = reserve || blocked_ < policy_.backfill.reservations;
+      ++blocked_;
+    }
+    if (!reserve) return;
+    auto reservation = reserver_.Reserve(j);
+    if (!reservation) return;
+    decisions_.reservations.push_back(std::move(reservation->decision));
+    reserve_jobs_.push_back(j);
+    for (int32_t v : reservation->evicted) {
+      const Job& victim = *index_.job(v).job;
+      PreemptDecision preempt;
+      preempt.job = victim.id;
+      preempt.for_job = index_.job(j).job->id;
+      preempt.reason = fmt::format(
+          "backfilled at {} with runtime_estimate_s {}, it ran past its estimate plus margin_s {} "
+          "(backfill.overrun: preempt); job {}'s reservation needs its node",
+          victim.start_time.value_or(0), victim.runtime_estimate_s.value_or(0),
+          policy_.backfill.margin_s, preempt.for_job);
+      preempt.lost_milli_gpu_seconds = planner_.VictimCost(v);
+      ++counters_.preemptions;
+      preempt_jobs_.push_back(v);
+      decisions_.preemptions.push_back(std::move(preempt));
+    }
+    // Capacity grew where the victims were: earlier failures no longer prove anything.
+    if (!reservation->evicted.empty()) failed_shapes_.Clear();
   }
 
   // Stage 6b: after evictions, capacity the beneficiaries did not use may fit jobs that failed
@@ -158,7 +209,7 @@ class Cycle {
     std::vector<uint8_t> started_late(decisions_.pending.size(), 0);
     for (int32_t j : retry) {
       if (OverBudget()) break;
-      if (!Start(j)) continue;
+      if (!Start(j) && !StartByBackfill(j)) continue;
       if (pending_at[j] != SIZE_MAX) started_late[pending_at[j]] = 1;
     }
     std::vector<PendingDecision> still_pending;
@@ -190,10 +241,11 @@ class Cycle {
     return true;
   }
 
-  void AddStart(int32_t j, std::vector<ReplicaPlacement> placements) {
+  void AddStart(int32_t j, std::vector<ReplicaPlacement> placements, bool backfilled = false) {
     ++counters_.jobs_started;
     reserver_.NoteStart(j, placements);
-    decisions_.starts.push_back(StartDecision{index_.job(j).job->id, std::move(placements)});
+    decisions_.starts.push_back(
+        StartDecision{index_.job(j).job->id, std::move(placements), backfilled});
     start_jobs_.push_back(j);
   }
 
@@ -212,6 +264,8 @@ class Cycle {
   internal::Reserver reserver_;
   internal::EquivalenceCache failed_shapes_;
   std::vector<int32_t> start_jobs_, pending_jobs_, preempt_jobs_, reserve_jobs_, resize_jobs_;
+  // Jobs left pending for lack of room so far (counted with backfill on only).
+  int64_t blocked_ = 0;
 };
 
 }  // namespace
@@ -239,7 +293,7 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
   const internal::Entitlements entitlements(index, state, policy);
   decisions.queue_shares = entitlements.Report();
 
-  // Stage 4: pending jobs in order; stages 5, 6, 9 and 7 for each.
+  // Stage 4: pending jobs in order; stages 5, 7 (backfill), 6, 9 and 7 (reservation) for each.
   Cycle cycle(index, policy, state, entitlements, decisions);
   internal::JobSequence sequence(index, policy, state, entitlements);
   for (int32_t j = sequence.Next(); j != internal::kNone; j = sequence.Next()) {
@@ -247,6 +301,7 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
     if (cycle.BudgetSpent(j)) continue;
     if (cycle.AnsweredByEquivalent(j)) continue;
     if (cycle.Start(j)) continue;
+    if (cycle.StartByBackfill(j)) continue;
     if (cycle.StartByPreemption(j)) continue;
     cycle.LeavePending(j);
   }

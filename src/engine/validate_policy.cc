@@ -102,7 +102,18 @@ absl::Status ValidatePolicy(const Policy& policy) {
   GPUPOOL_RETURN_IF_ERROR(NotNegative(budgets.max_candidates, "budgets.max_candidates"));
   GPUPOOL_RETURN_IF_ERROR(
       NotNegative(budgets.max_preemption_plans, "budgets.max_preemption_plans"));
-  return NotNegative(budgets.max_counterfactual_plans, "budgets.max_counterfactual_plans");
+  GPUPOOL_RETURN_IF_ERROR(
+      NotNegative(budgets.max_counterfactual_plans, "budgets.max_counterfactual_plans"));
+
+  const BackfillOptions& backfill = policy.backfill;
+  GPUPOOL_RETURN_IF_ERROR(NotNegative(backfill.reservations, "backfill.reservations"));
+  GPUPOOL_RETURN_IF_ERROR(NotNegative(backfill.margin_s, "backfill.margin_s"));
+  switch (backfill.overrun) {
+    case OverrunAction::kWait:
+    case OverrunAction::kPreempt:
+      return absl::OkStatus();
+  }
+  return UnknownValue("backfill.overrun", static_cast<int>(backfill.overrun));
 }
 
 }  // namespace gpupool

@@ -28,6 +28,7 @@ absl::Status ReadStart(JsonValue value, const Path& path, StartDecision& out) {
   static constexpr Field<StartDecision> kFields[] = {
       {"job", ReadMember<&StartDecision::job, ReadString>, true},
       {"placements", ReadMember<&StartDecision::placements, ReadPlacements>},
+      {"backfilled", ReadMember<&StartDecision::backfilled, ReadBool>},
   };
   return ReadFields(value, path, kFields, out);
 }

@@ -41,6 +41,7 @@ std::string DecisionsToJson(const Decisions& decisions) {
     w.StringField("job", start.job);
     w.Key("placements");
     internal::WritePlacements(w, start.placements);
+    if (start.backfilled) w.BoolField("backfilled", true);
     w.EndObject();
   }
   w.EndArray();
@@ -169,6 +170,20 @@ std::string PolicyToJson(const Policy& policy) {
   w.IntField("max_preemption_plans", policy.budgets.max_preemption_plans);
   w.IntField("max_counterfactual_plans", policy.budgets.max_counterfactual_plans);
   w.EndObject();
+  // Written only when some field differs from the default, so that the policies of before
+  // backfill keep their bytes; then every field of it.
+  const BackfillOptions& backfill = policy.backfill;
+  const BackfillOptions off;
+  if (backfill.enabled != off.enabled || backfill.reservations != off.reservations ||
+      backfill.margin_s != off.margin_s || backfill.overrun != off.overrun) {
+    w.Key("backfill");
+    w.BeginOneLineObject();
+    w.BoolField("enabled", backfill.enabled);
+    w.IntField("reservations", backfill.reservations);
+    w.IntField("margin_s", backfill.margin_s);
+    w.StringField("overrun", OverrunActionName(backfill.overrun));
+    w.EndObject();
+  }
   w.EndObject();
   return w.Finish();
 }

@@ -45,6 +45,10 @@ constexpr VictimOrder kVictimOrders[] = {
     VictimOrder::kCheapestFirst,
     VictimOrder::kLowestPriorityFirst,
 };
+constexpr OverrunAction kOverrunActions[] = {
+    OverrunAction::kWait,
+    OverrunAction::kPreempt,
+};
 constexpr BudgetEnforcement kBudgetEnforcements[] = {BudgetEnforcement::kEnforce,
                                                      BudgetEnforcement::kReportOnly};
 constexpr PlacementStrategy kPlacementStrategies[] = {
@@ -134,6 +138,9 @@ std::optional<QueueOrder> ParseQueueOrder(std::string_view name) {
 std::optional<VictimOrder> ParseVictimOrder(std::string_view name) {
   return ValueOfFn(kVictimOrders, VictimOrderName, name);
 }
+std::optional<OverrunAction> ParseOverrunAction(std::string_view name) {
+  return ValueOfFn(kOverrunActions, OverrunActionName, name);
+}
 std::optional<BudgetEnforcement> ParseBudgetEnforcement(std::string_view name) {
   return ValueOfFn(kBudgetEnforcements, BudgetEnforcementName, name);
 }
@@ -152,6 +159,7 @@ std::string JobStateNames() { return NamesOf(kJobStates); }
 std::string JobOrderNames() { return NamesOfFn(kJobOrders, JobOrderName); }
 std::string QueueOrderNames() { return NamesOfFn(kQueueOrders, QueueOrderName); }
 std::string VictimOrderNames() { return NamesOfFn(kVictimOrders, VictimOrderName); }
+std::string OverrunActionNames() { return NamesOfFn(kOverrunActions, OverrunActionName); }
 std::string BudgetEnforcementNames() {
   return NamesOfFn(kBudgetEnforcements, BudgetEnforcementName);
 }

@@ -45,6 +45,19 @@ absl::Status ReadPreemption(JsonValue value, const Path& path, PreemptionOptions
   return internal::ReadFields(value, path, kFields, out);
 }
 
+absl::Status ReadBackfill(JsonValue value, const Path& path, BackfillOptions& out) {
+  using B = BackfillOptions;
+  static constexpr Field<B> kFields[] = {
+      {"enabled", ReadMember<&B::enabled, ReadBool>},
+      {"reservations", ReadMember<&B::reservations, ReadInt64>},
+      {"margin_s", ReadMember<&B::margin_s, ReadInt64>},
+      {"overrun",
+       ReadMember<&B::overrun,
+                  ReadEnumOf<internal::ParseOverrunAction, internal::OverrunActionNames>>},
+  };
+  return internal::ReadFields(value, path, kFields, out);
+}
+
 absl::Status ReadFairShare(JsonValue value, const Path& path, FairShareOptions& out) {
   static constexpr Field<FairShareOptions> kFields[] = {
       {"usage_half_life_s", ReadMember<&FairShareOptions::usage_half_life_s, ReadInt64>},
@@ -79,6 +92,7 @@ absl::Status ReadPolicy(internal::JsonObject& object, const Path& path, Policy& 
       {"fair_share", ReadMember<&Policy::fair_share, ReadFairShare>},
       {"preemption", ReadMember<&Policy::preemption, ReadPreemption>},
       {"budgets", ReadMember<&Policy::budgets, ReadBudgets>},
+      {"backfill", ReadMember<&Policy::backfill, ReadBackfill>},
       {"scorer", RefuseScorer},
   };
   return internal::ReadObjectFields(object, path, kFields, out);

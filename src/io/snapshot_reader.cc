@@ -176,6 +176,7 @@ absl::Status ReadJob(JsonValue value, const Path& path, Job& out) {
       {"placements", ReadMember<&Job::placements, ReadArrayOf<internal::ReadReplicaPlacement>>},
       {"attained_service_s", ReadMember<&Job::attained_service_s, ReadInt64>},
       {"pending_since", ReadMember<&Job::pending_since, ReadOptionalInt64>},
+      {"backfilled", ReadMember<&Job::backfilled, ReadBool>},
   };
   return ReadFields(value, path, kFields, out);
 }

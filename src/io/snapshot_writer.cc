@@ -140,6 +140,7 @@ void WriteJob(JsonWriter& w, const Job& job) {
   internal::WritePlacements(w, job.placements);
   w.IntField("attained_service_s", job.attained_service_s);
   if (job.pending_since.has_value()) w.IntField("pending_since", *job.pending_since);
+  if (job.backfilled) w.BoolField("backfilled", true);
   w.EndObject();
 }
 

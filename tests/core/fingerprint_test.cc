@@ -43,8 +43,9 @@ constexpr size_t AggregateMemberCount() {
 
 // Leaf fields of Policy: its own, with the option structs counted by their members.
 constexpr size_t kPolicyLeafFields =
-    AggregateMemberCount<Policy>() - 3 + AggregateMemberCount<FairShareOptions>() +
-    AggregateMemberCount<PreemptionOptions>() + AggregateMemberCount<Budgets>();
+    AggregateMemberCount<Policy>() - 4 + AggregateMemberCount<FairShareOptions>() +
+    AggregateMemberCount<PreemptionOptions>() + AggregateMemberCount<Budgets>() +
+    AggregateMemberCount<BackfillOptions>();
 
 // One change per Policy field, each to a valid value other than the default.
 const std::vector<std::pair<std::string, std::function<void(Policy&)>>>& FieldMutators() {
@@ -81,6 +82,10 @@ const std::vector<std::pair<std::string, std::function<void(Policy&)>>>& FieldMu
           {"budgets.max_preemption_plans", [](Policy& p) { p.budgets.max_preemption_plans = 100; }},
           {"budgets.max_counterfactual_plans",
            [](Policy& p) { p.budgets.max_counterfactual_plans = 0; }},
+          {"backfill.enabled", [](Policy& p) { p.backfill.enabled = true; }},
+          {"backfill.reservations", [](Policy& p) { p.backfill.reservations = 2; }},
+          {"backfill.margin_s", [](Policy& p) { p.backfill.margin_s = 60; }},
+          {"backfill.overrun", [](Policy& p) { p.backfill.overrun = OverrunAction::kPreempt; }},
       };
   return *kMutators;
 }
