@@ -63,6 +63,9 @@ class PreemptionPlanner {
   // working state and rolls back (the caller commits nothing new).
   void ExplainCounterfactual(int32_t j, PendingDecision& pending);
 
+  // Running job v was moved by consolidation in this cycle: it is no victim again.
+  void NoteMoved(int32_t v) { rules_.NoteTaken(v); }
+
  private:
   // The running jobs that may go for pending job j by eligibility, priority and rule 1 of the
   // cross-queue rules, in id order (the other rules are left to DropNeverAllowed and the search).

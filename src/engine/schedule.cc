@@ -11,11 +11,12 @@
 //   6  preempt or reclaim for a job that did    preempt.cc, victim_rules.cc, victim_search.cc;
 //      not place; retry after preemption        RetryAfterPreemption() here
 //   7  hold capacity for a starving job         reserve.cc
-//   8  consolidate                              (not yet)
+//   8  consolidate: move running jobs out of    consolidate.cc; Consolidate() here
+//      the way of a gang fragmentation blocks
 //   9  pending reasons, counterfactuals;        diagnose.cc, counterfactual.cc;
 //      decisions in canonical order             Finish() here; the fingerprint: fingerprint.cc
 //
-// Backfill into held capacity and consolidation come with later issues. Every stage step that
+// Backfill into held capacity comes with a later issue. Every stage step that
 // changes the working state commits its own transaction (working_state.h): Placer::Start(),
 // Reserver::Reserve(), and StartByPreemption() here for the planner, whose TryPreempt() leaves
 // its plan open for callers that simulate.
@@ -29,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "consolidate.h"
 #include "entitlements.h"
 #include "equivalence.h"
 #include "fingerprint.h"
@@ -70,7 +72,11 @@ class Cycle {
         placer_(index, state, policy, counters_),
         planner_(index, state, placer_, entitlements, policy, counters_),
         reserver_(index, state, placer_),
-        failed_shapes_(index, policy.preemption.enabled) {}
+        failed_shapes_(index, policy.preemption.enabled) {
+    if (policy.consolidation.enabled) {
+      consolidator_.emplace(index, state, placer_, entitlements, policy, counters_);
+    }
+  }
 
   // Once the candidate budget is spent, job j stays pending (budget-exhausted).
   bool BudgetSpent(int32_t j) {
@@ -110,15 +116,69 @@ class Cycle {
     if (!plan) return false;
     for (PreemptDecision& p : plan->preemptions) {
       preempt_jobs_.push_back(index_.FindJob(p.job));
+      if (consolidator_) consolidator_->NoteTaken(preempt_jobs_.back());
       decisions_.preemptions.push_back(std::move(p));
     }
     for (ResizeDecision& r : plan->resizes) {
       resize_jobs_.push_back(index_.FindJob(r.job));
+      if (consolidator_) consolidator_->NoteTaken(resize_jobs_.back());
       decisions_.resizes.push_back(std::move(r));
     }
     AddStart(j, std::move(plan->placements));
     // Capacity grew where the victims were: earlier failures no longer prove anything.
     failed_shapes_.Clear();
+    return true;
+  }
+
+  // Stage 8 (policy.consolidation), once stages 5 to 7 are done, so that it sees the capacity
+  // the cycle leaves: in job order, each job still pending (not for the budget, not holding a
+  // reservation) is tried again. It starts if it now fits; else, blocked by fragmentation or
+  // topology, it starts if running jobs move out of its way (consolidate.h). A pass that starts
+  // anything is followed by another, so that the cycle ends where the next one would find nothing
+  // more to start or move.
+  void Consolidate() {
+    if (!consolidator_) return;
+    std::vector<uint8_t> reserved(index_.job_count(), 0);
+    for (int32_t j : reserve_jobs_) reserved[j] = 1;
+    for (bool changed = true; changed;) {
+      changed = false;
+      std::vector<int32_t> retry;
+      std::vector<size_t> pending_at(index_.job_count(), SIZE_MAX);
+      for (size_t i = 0; i < pending_jobs_.size(); ++i) {
+        const int32_t j = pending_jobs_[i];
+        const bool budget = decisions_.pending[i].reason == PendingReason::kBudgetExhausted;
+        if (budget || reserved[j]) continue;
+        pending_at[j] = i;
+        retry.push_back(j);
+      }
+      internal::SortInJobOrder(index_, policy_, retry);
+      std::vector<uint8_t> started(decisions_.pending.size(), 0);
+      for (int32_t j : retry) {
+        if (OverBudget()) break;
+        if (!Start(j) && !StartByConsolidation(j)) continue;
+        started[pending_at[j]] = 1;
+        changed = true;
+      }
+      DropPending(started);
+    }
+  }
+
+  // Stage 8 for job j, which has just failed to start.
+  bool StartByConsolidation(int32_t j) {
+    const PendingDecision why = placer_.Diagnose(j);
+    if (why.reason != PendingReason::kFragmentation && why.reason != PendingReason::kTopology) {
+      return false;
+    }
+    auto plan = consolidator_->TryConsolidate(j);
+    state_.Commit();
+    if (!plan) return false;
+    for (MigrateDecision& m : plan->migrations) {
+      migrate_jobs_.push_back(index_.FindJob(m.job));
+      planner_.NoteMoved(migrate_jobs_.back());
+      reserver_.NoteStart(migrate_jobs_.back(), m.to);
+      decisions_.migrations.push_back(std::move(m));
+    }
+    AddStart(j, std::move(plan->placements));
     return true;
   }
 
@@ -179,6 +239,7 @@ class Cycle {
     SortByJob(decisions_.preemptions, preempt_jobs_);
     SortByJob(decisions_.reservations, reserve_jobs_);
     SortByJob(decisions_.resizes, resize_jobs_);
+    SortByJob(decisions_.migrations, migrate_jobs_);
   }
 
  private:
@@ -190,9 +251,23 @@ class Cycle {
     return true;
   }
 
+  // Drops the pending decisions i with started[i] set (their jobs started late in the cycle).
+  void DropPending(const std::vector<uint8_t>& started) {
+    std::vector<PendingDecision> still_pending;
+    std::vector<int32_t> still_pending_jobs;
+    for (size_t i = 0; i < decisions_.pending.size(); ++i) {
+      if (started[i]) continue;
+      still_pending.push_back(std::move(decisions_.pending[i]));
+      still_pending_jobs.push_back(pending_jobs_[i]);
+    }
+    decisions_.pending = std::move(still_pending);
+    pending_jobs_ = std::move(still_pending_jobs);
+  }
+
   void AddStart(int32_t j, std::vector<ReplicaPlacement> placements) {
     ++counters_.jobs_started;
     reserver_.NoteStart(j, placements);
+    if (consolidator_) consolidator_->NoteStart(j, placements);
     decisions_.starts.push_back(StartDecision{index_.job(j).job->id, std::move(placements)});
     start_jobs_.push_back(j);
   }
@@ -211,7 +286,10 @@ class Cycle {
   internal::PreemptionPlanner planner_;
   internal::Reserver reserver_;
   internal::EquivalenceCache failed_shapes_;
+  // Only with policy.consolidation.enabled.
+  std::optional<internal::Consolidator> consolidator_;
   std::vector<int32_t> start_jobs_, pending_jobs_, preempt_jobs_, reserve_jobs_, resize_jobs_;
+  std::vector<int32_t> migrate_jobs_;
 };
 
 }  // namespace
@@ -252,6 +330,8 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
   }
   // Stage 6b: what the evictions freed but their beneficiaries did not use.
   cycle.RetryAfterPreemption();
+  // Stage 8: moves for gangs that fragmentation blocks.
+  cycle.Consolidate();
 
   // Stage 9: pending jobs of queues over their GPU-hour budget say so; decisions in canonical
   // order.

@@ -93,7 +93,19 @@ absl::Status ValidatePolicy(const Policy& policy) {
   GPUPOOL_RETURN_IF_ERROR(NotNegative(budgets.max_candidates, "budgets.max_candidates"));
   GPUPOOL_RETURN_IF_ERROR(
       NotNegative(budgets.max_preemption_plans, "budgets.max_preemption_plans"));
-  return NotNegative(budgets.max_counterfactual_plans, "budgets.max_counterfactual_plans");
+  GPUPOOL_RETURN_IF_ERROR(
+      NotNegative(budgets.max_counterfactual_plans, "budgets.max_counterfactual_plans"));
+
+  const ConsolidationOptions& consolidation = policy.consolidation;
+  if (consolidation.gain_factor < 1) {
+    return absl::InvalidArgumentError(fmt::format(
+        "policy.consolidation.gain_factor: must be >= 1, got {}", consolidation.gain_factor));
+  }
+  if (consolidation.max_moves < 1) {
+    return absl::InvalidArgumentError(fmt::format(
+        "policy.consolidation.max_moves: must be >= 1, got {}", consolidation.max_moves));
+  }
+  return NotNegative(consolidation.max_plans, "consolidation.max_plans");
 }
 
 }  // namespace gpupool

@@ -86,6 +86,12 @@ class WorkingState {
   // and its ancestors for `model`.
   void Allocate(int32_t job, int32_t n, const std::vector<int32_t>& gpus, int64_t milli,
                 int64_t gpu_memory_mib, int64_t cpu_milli, int64_t memory_mib);
+  // The inverse of one Allocate() with the same arguments, for probes that empty nodes of work
+  // placed in this cycle (consolidate.h). Undoable; the caller rolls back.
+  void Deallocate(int32_t job, int32_t n, const std::vector<int32_t>& gpus, int64_t milli,
+                  int64_t gpu_memory_mib, int64_t cpu_milli, int64_t memory_mib) {
+    Free(job, Held{n, gpus, milli, gpu_memory_mib, cpu_milli, memory_mib, 0, 0});
+  }
 
   // --- Reads. ---
   int64_t gpu_free_milli(int32_t g) const { return gpu_free_milli_[g]; }

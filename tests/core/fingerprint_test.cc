@@ -43,8 +43,9 @@ constexpr size_t AggregateMemberCount() {
 
 // Leaf fields of Policy: its own, with the option structs counted by their members.
 constexpr size_t kPolicyLeafFields =
-    AggregateMemberCount<Policy>() - 3 + AggregateMemberCount<FairShareOptions>() +
-    AggregateMemberCount<PreemptionOptions>() + AggregateMemberCount<Budgets>();
+    AggregateMemberCount<Policy>() - 4 + AggregateMemberCount<FairShareOptions>() +
+    AggregateMemberCount<PreemptionOptions>() + AggregateMemberCount<Budgets>() +
+    AggregateMemberCount<ConsolidationOptions>();
 
 // One change per Policy field, each to a valid value other than the default.
 const std::vector<std::pair<std::string, std::function<void(Policy&)>>>& FieldMutators() {
@@ -79,6 +80,10 @@ const std::vector<std::pair<std::string, std::function<void(Policy&)>>>& FieldMu
           {"budgets.max_preemption_plans", [](Policy& p) { p.budgets.max_preemption_plans = 100; }},
           {"budgets.max_counterfactual_plans",
            [](Policy& p) { p.budgets.max_counterfactual_plans = 0; }},
+          {"consolidation.enabled", [](Policy& p) { p.consolidation.enabled = true; }},
+          {"consolidation.gain_factor", [](Policy& p) { p.consolidation.gain_factor = 3; }},
+          {"consolidation.max_moves", [](Policy& p) { p.consolidation.max_moves = 4; }},
+          {"consolidation.max_plans", [](Policy& p) { p.consolidation.max_plans = 10; }},
       };
   return *kMutators;
 }

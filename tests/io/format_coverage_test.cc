@@ -38,16 +38,17 @@ TEST(FormatCoverageTest, EveryStructHasTheFieldsTheFormatKnows) {
       {"Decisions", sizeof(Decisions), 352},
       {"StartDecision", sizeof(StartDecision), 56},
       {"PreemptDecision", sizeof(PreemptDecision), 104},
-      {"MigrateDecision", sizeof(MigrateDecision), 80},
+      {"MigrateDecision", sizeof(MigrateDecision), 120},
       {"ResizeDecision", sizeof(ResizeDecision), 112},
       {"ReserveDecision", sizeof(ReserveDecision), 64},
       {"PendingDecision", sizeof(PendingDecision), 200},
       {"QueueShare", sizeof(QueueShare), 104},
-      {"Counters", sizeof(Counters), 80},
-      {"Policy", sizeof(Policy), 184},
+      {"Counters", sizeof(Counters), 96},
+      {"Policy", sizeof(Policy), 216},
       {"Budgets", sizeof(Budgets), 24},
       {"PreemptionOptions", sizeof(PreemptionOptions), 48},
       {"FairShareOptions", sizeof(FairShareOptions), 8},
+      {"ConsolidationOptions", sizeof(ConsolidationOptions), 32},
   };
   for (const Expected& s : kStructs) {
     EXPECT_EQ(s.actual, s.expected)
