@@ -71,8 +71,10 @@ std::string DecisionsToJson(const Decisions& decisions) {
     internal::WritePlacements(w, migrate.from);
     w.Key("to");
     internal::WritePlacements(w, migrate.to);
-    w.StringField("for_job", migrate.for_job);
-    w.IntField("lost_milli_gpu_seconds", migrate.lost_milli_gpu_seconds);
+    if (!migrate.for_job.empty()) {
+      w.StringField("for_job", migrate.for_job);
+      w.IntField("lost_milli_gpu_seconds", migrate.lost_milli_gpu_seconds);
+    }
     w.EndObject();
   }
   w.EndArray();

@@ -35,7 +35,7 @@ TEST(FormatCoverageTest, EveryStructHasTheFieldsTheFormatKnows) {
       {"TopologyConstraint", sizeof(TopologyConstraint), 56},
       {"Checkpointing", sizeof(Checkpointing), 40},
       {"ReplicaPlacement", sizeof(ReplicaPlacement), 104},
-      {"Decisions", sizeof(Decisions), 352},
+      {"Decisions", sizeof(Decisions), 368},
       {"StartDecision", sizeof(StartDecision), 56},
       {"PreemptDecision", sizeof(PreemptDecision), 104},
       {"MigrateDecision", sizeof(MigrateDecision), 120},
