@@ -1,4 +1,6 @@
 // Stage 8, consolidation: moving running jobs out of the way of a gang that fragmentation blocks.
+// The cycle (schedule.cc, Consolidate()) asks for it after stages 5 to 7, for each job still
+// pending in job order, repeating the pass while anything starts.
 //
 // A pending gang whose pending reason is fragmentation or topology has enough free GPUs of its
 // model in total, but not in the shape it needs: not on one node, in one island, in one rack or
@@ -20,13 +22,15 @@
 // plus its restore time).
 //
 // The gain. The gang's expected wait W is the time until it could start if nothing moved: nodes
-// are ranked by when their running work is expected to end (each job's runtime_estimate_s minus
-// its attained service, from now; jobs started or moved in this cycle count too), then by busy
-// milli-GPUs, then topology order; W is the latest expected end among the nodes of the
-// placement the gang gets when the shortest prefix of that ranking is emptied, minus now (the
-// reservation rule of stage 7). W is unknown, and nothing moves, when a job on those nodes has no
-// runtime estimate or when the gang would not start even then. The gain is the gang's milli-GPUs
-// (at its minimum size) x W, and a move set is taken only if gain > gain_factor x its price.
+// (open, not held for a reservation) are ranked by when their work is expected to end (each job's
+// runtime_estimate_s minus its attained service, from now; jobs placed in this cycle count too),
+// then by busy milli-GPUs, then topology order; W is the latest expected end among the nodes of
+// the placement the gang gets when the shortest prefix of that ranking is emptied (every job there
+// removed whole, whether the snapshot runs it or this cycle placed it, so that the next cycle,
+// where all of them run, finds the same W), minus now: the reservation rule of stage 7. W is
+// unknown, and nothing moves, when a job on those nodes has no runtime estimate or when the gang
+// would not start even then. The gain is the gang's milli-GPUs (at its minimum size) x W, and a
+// move set is taken only if gain > gain_factor x its price.
 //
 // The search. Candidates are the movable jobs in (price, id) order. Move sets of 1, then 2, ...
 // up to max_moves candidates are tried in lexicographic order of that list, each only if its
