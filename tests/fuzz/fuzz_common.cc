@@ -63,6 +63,7 @@ Policy PolicyFromBytes(std::string_view bytes, const Snapshot& snapshot) {
   policy.preemption.victim_order =
       (flags & 16) != 0 ? VictimOrder::kLowestPriorityFirst : VictimOrder::kCheapestFirst;
   const bool default_las = (flags & 32) == 0;
+  policy.consolidation.enabled = (flags & 64) != 0;
 
   policy.preemption.checkpoint_grace_s = in.Int64();
   policy.preemption.max_victim_lost_s = in.Int64();
