@@ -44,10 +44,10 @@ TEST(FormatCoverageTest, EveryStructHasTheFieldsTheFormatKnows) {
       {"PendingDecision", sizeof(PendingDecision), 200},
       {"QueueShare", sizeof(QueueShare), 104},
       {"Counters", sizeof(Counters), 96},
-      {"Policy", sizeof(Policy), 216},
+      {"Policy", sizeof(Policy), 224},
       {"Budgets", sizeof(Budgets), 24},
       {"PreemptionOptions", sizeof(PreemptionOptions), 48},
-      {"FairShareOptions", sizeof(FairShareOptions), 8},
+      {"FairShareOptions", sizeof(FairShareOptions), 16},
       {"ConsolidationOptions", sizeof(ConsolidationOptions), 32},
   };
   for (const Expected& s : kStructs) {
