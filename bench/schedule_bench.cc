@@ -16,6 +16,7 @@
 // time.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -47,8 +48,9 @@ enum Scenario : int {
   kS1Jobs = 3,   // S1's 5,000 nodes, the given share of its 50,000 jobs
   kS1Nodes = 4,  // S1's 5,000 jobs (scale 0.1), the given share of its 5,000 nodes
   kS3 = 5,       // S3 storm: S2's pool full of preemptible priority-0 work, 2,000 priority-10 gangs
-  kS3Reclaim = 6,   // S3 with preemption.reclaim_across_queues on (same snapshot)
-  kS2Backfill = 7,  // S2 with policy.backfill on (same snapshot)
+  kS3Reclaim = 6,      // S3 with preemption.reclaim_across_queues on (same snapshot)
+  kS2Backfill = 7,     // S2 with policy.backfill on (same snapshot)
+  kS2Consolidate = 8,  // S2 with consolidation on, every running job checkpointing
 };
 
 bool IsS3(int scenario) { return scenario == kS3 || scenario == kS3Reclaim; }
@@ -58,6 +60,24 @@ const Snapshot& CachedScenario(int scenario, int64_t scale_percent) {
   static auto* cache = new std::map<std::pair<int, int64_t>, Snapshot>();
   if (scenario == kS3Reclaim) scenario = kS3;  // the same snapshot, another policy
   if (scenario == kS2Backfill) scenario = kS2;
+  if (scenario == kS2Consolidate) {
+    // S2, with every running job checkpointing (every 30 min, last at a pseudo-random time in the
+    // last interval, restore 60 s) and expected to run 10 h in all, so that its jobs may move.
+    auto [it, inserted] = cache->try_emplace({scenario, scale_percent});
+    if (inserted) {
+      it->second = CachedScenario(kS2, scale_percent);
+      int64_t k = 0;
+      for (Job& job : it->second.jobs) {
+        if (job.state != JobState::kRunning) continue;
+        job.checkpointing.interval_s = 1800;
+        job.checkpointing.last_checkpoint_time =
+            std::max(job.start_time.value_or(0), it->second.now - (k++ * 7919) % 1800);
+        job.checkpointing.restore_time_s = 60;
+        if (!job.runtime_estimate_s) job.runtime_estimate_s = 36000;
+      }
+    }
+    return it->second;
+  }
   auto [it, inserted] = cache->try_emplace({scenario, scale_percent});
   if (inserted) {
     const double scale = static_cast<double>(scale_percent) / 100.0;
@@ -128,6 +148,7 @@ void BM_Schedule(benchmark::State& state, int scenario) {
   if (scenario == kS3Reclaim) policy.preemption.reclaim_across_queues = true;
   // S2backfill: EASY backfill (one reservation, no margin) over S2's runtime estimates.
   if (scenario == kS2Backfill) policy.backfill.enabled = true;
+  if (scenario == kS2Consolidate) policy.consolidation.enabled = true;
   Counters counters;
   for (auto _ : state) {
     absl::StatusOr<Decisions> decisions = Schedule(snapshot, policy);
@@ -146,6 +167,10 @@ void BM_Schedule(benchmark::State& state, int scenario) {
   if (IsS3(scenario)) {
     state.counters["preemptions"] = static_cast<double>(counters.preemptions);
     state.counters["plans"] = static_cast<double>(counters.preemption_plans);
+  }
+  if (scenario == kS2Consolidate) {
+    state.counters["migrations"] = static_cast<double>(counters.migrations);
+    state.counters["plans"] = static_cast<double>(counters.consolidation_plans);
   }
   state.counters["peak_rss_mib"] = PeakRssMib();
 }
@@ -203,6 +228,7 @@ int main(int argc, char** argv) {
   if (with_s2) {
     gpupool::Register("Schedule/S2", BM_Schedule, gpupool::kS2, {10, 100});
     gpupool::Register("Schedule/S2backfill", BM_Schedule, gpupool::kS2Backfill, {10, 100});
+    gpupool::Register("Schedule/S2consolidate", BM_Schedule, gpupool::kS2Consolidate, {10});
     gpupool::Register("Schedule/S3", BM_Schedule, gpupool::kS3, {10, 25, 100});
     gpupool::Register("Schedule/S3reclaim", BM_Schedule, gpupool::kS3Reclaim, {10, 25, 100});
     gpupool::Register("Validate/S2", BM_Validate, gpupool::kS2, {10, 100});

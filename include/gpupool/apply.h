@@ -19,9 +19,11 @@ absl::Status ApplyStarts(const Decisions& decisions, Snapshot& snapshot);
 // carries them out: each victim becomes pending again (no placements, no start time,
 // pending_since = snapshot.now, or its submit_time if that is later, not backfilled; its last
 // checkpoint is kept), then each Resize (the group keeps its to_replicas replicas with the lowest
-// indices), then ApplyStarts(). A victim that the same decisions start again (it was re-placed
-// elsewhere in the cycle) ends up running at its new place. Returns FailedPrecondition (and changes
-// nothing) when a decision names a job that is not in the state it requires.
+// indices), then each Migrate (the job runs at its `to` placements, restarted now: start_time =
+// snapshot.now, its last checkpoint kept), then ApplyStarts(). A victim that the same decisions
+// start again (it was re-placed elsewhere in the cycle) ends up running at its new place. Returns
+// FailedPrecondition (and changes nothing) when a decision names a job that is not in the state it
+// requires.
 absl::Status ApplyDecisions(const Decisions& decisions, Snapshot& snapshot);
 
 }  // namespace gpupool

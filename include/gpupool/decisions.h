@@ -34,11 +34,19 @@ struct PreemptDecision {
   int64_t lost_milli_gpu_seconds = 0;
 };
 
-// Move a running job (consolidation).
+// Move a running job, all its replicas at once (consolidation, docs/engine.md stage 8): the host
+// stops it at `from` and restarts it at `to` from its last checkpoint, so that `for_job`, a gang
+// blocked by fragmentation, starts in the capacity it leaves (a Start decision of the same cycle).
+// `from` is where it runs in the snapshot, `to` its new placements, both in group then replica
+// order.
 struct MigrateDecision {
   std::string job;
   std::vector<ReplicaPlacement> from;
   std::vector<ReplicaPlacement> to;
+  std::string for_job;
+  // Milli-GPU-seconds of work lost since the job's last checkpoint, plus its restore time (priced
+  // as a preemption victim is).
+  int64_t lost_milli_gpu_seconds = 0;
 };
 
 // Change the replica count of a running elastic group.
@@ -135,6 +143,9 @@ struct Counters {
   int64_t resizes = 0;
   // Plans simulated only to explain pending jobs (PendingDecision::would_preempt).
   int64_t counterfactual_plans = 0;
+  // Jobs moved by consolidation: one per MigrateDecision; and the move sets it simulated.
+  int64_t migrations = 0;
+  int64_t consolidation_plans = 0;
   bool budget_exhausted = false;
 };
 

@@ -169,6 +169,25 @@ struct BackfillOptions {
   OverrunAction overrun = OverrunAction::kWait;
 };
 
+// Consolidation (docs/engine.md, stage 8). A pending gang blocked by fragmentation or topology
+// (enough free GPUs of its model in total, not in the shape it needs) may start now if running
+// jobs move out of its way: whole jobs, each re-placed by the placer under its own constraints,
+// only preemptible, checkpointable (checkpointing.interval_s > 0), non-elastic jobs past their
+// minimum runtime. The cheapest such move set (lost work plus restore time, priced like a
+// preemption victim) is taken only if the gang's gain (its milli-GPUs x its expected wait without
+// the moves) is more than gain_factor times that cost. Off by default.
+struct ConsolidationOptions {
+  // Off by default: Schedule() emits no Migrate decision.
+  bool enabled = false;
+  // The gain must exceed this multiple of the moves' cost. At least 1.
+  int64_t gain_factor = 2;
+  // Most jobs moved for one gang. At least 1.
+  int64_t max_moves = 2;
+  // Move sets simulated over the whole cycle (work units); once spent, no further consolidation
+  // is planned (counters.budget_exhausted reports it). 0: unbounded.
+  int64_t max_plans = 256;
+};
+
 // Every knob of one Schedule() call. A value: copy it, compare it, keep one per experiment; the
 // defaults below are the default policy. Schedule() checks it with ValidatePolicy()
 // (validate.h), which names each rule; docs/policy-format.md is the same list for JSON.
@@ -195,6 +214,7 @@ struct Policy {
   PreemptionOptions preemption;
   Budgets budgets;
   BackfillOptions backfill;
+  ConsolidationOptions consolidation;
 };
 
 // Stable names of the built-in strategies ("best-fit", "first-fit", "spread",

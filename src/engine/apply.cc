@@ -76,6 +76,16 @@ absl::Status ApplyDecisions(const Decisions& decisions, Snapshot& snapshot) {
       return p.group == resize.group && p.replica > last_kept;
     });
   }
+  // Migrations: the job restarts at its new placements from its last checkpoint, now.
+  for (const MigrateDecision& migrate : decisions.migrations) {
+    auto it = by_id.find(migrate.job);
+    if (it == by_id.end() || it->second->state != JobState::kRunning) {
+      return absl::FailedPreconditionError(
+          fmt::format("migrations[{}]: no such running job in the snapshot", migrate.job));
+    }
+    it->second->placements = migrate.to;
+    it->second->start_time = next.now;
+  }
   if (absl::Status status = ApplyStarts(decisions, next); !status.ok()) return status;
   snapshot = std::move(next);
   return absl::OkStatus();

@@ -229,6 +229,19 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
     h.Str("gpu_hour_budgets");
     h.Int(static_cast<int64_t>(policy.fair_share.gpu_hour_budgets));
   }
+  // Hashed only when it is not the default, as above.
+  const ConsolidationOptions& consolidation = policy.consolidation;
+  const ConsolidationOptions defaults;
+  if (consolidation.enabled != defaults.enabled ||
+      consolidation.gain_factor != defaults.gain_factor ||
+      consolidation.max_moves != defaults.max_moves ||
+      consolidation.max_plans != defaults.max_plans) {
+    h.Str("consolidation");
+    h.Int(consolidation.enabled ? 1 : 0);
+    h.Int(consolidation.gain_factor);
+    h.Int(consolidation.max_moves);
+    h.Int(consolidation.max_plans);
+  }
   return fmt::format("{:016x}", h.value());
 }
 

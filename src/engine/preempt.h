@@ -66,6 +66,8 @@ class PreemptionPlanner {
   // Milli-GPU-seconds running job v loses if evicted now (VictimRules::VictimCost), for evictions
   // other stages decide (an overrun backfilled job, reserve.h).
   int64_t VictimCost(int32_t v) const { return rules_.VictimCost(v); }
+  // Running job v was moved by consolidation in this cycle: it is no victim again.
+  void NoteMoved(int32_t v) { rules_.NoteTaken(v); }
 
  private:
   // The running jobs that may go for pending job j by eligibility, priority and rule 1 of the

@@ -13,11 +13,12 @@
 //   7  hold capacity for a starving job, and    reserve.cc; backfill into held capacity:
 //      with backfill on for the first blocked   backfill.cc
 //      jobs; backfill into held capacity
-//   8  consolidate                              (not yet)
+//   8  consolidate: move running jobs out of    consolidate.cc; Consolidate() here
+//      the way of a gang fragmentation blocks
 //   9  pending reasons, counterfactuals;        diagnose.cc, counterfactual.cc;
 //      decisions in canonical order             Finish() here; the fingerprint: fingerprint.cc
 //
-// Consolidation comes with a later issue. Every stage step that
+// Every stage step that
 // changes the working state commits its own transaction (working_state.h): Placer::Start(),
 // Reserver::Reserve(), Reserver::Backfill(), and StartByPreemption() here for the planner, whose
 // TryPreempt() leaves its plan open for callers that simulate.
@@ -31,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "consolidate.h"
 #include "entitlements.h"
 #include "equivalence.h"
 #include "fingerprint.h"
@@ -73,7 +75,11 @@ class Cycle {
         placer_(index, state, policy, counters_),
         planner_(index, state, placer_, entitlements, policy, counters_),
         reserver_(index, state, placer_, policy),
-        failed_shapes_(index, policy.preemption.enabled) {}
+        failed_shapes_(index, policy.preemption.enabled) {
+    if (policy.consolidation.enabled) {
+      consolidator_.emplace(index, state, placer_, entitlements, policy, counters_);
+    }
+  }
 
   // Once the candidate budget is spent, job j stays pending (budget-exhausted).
   bool BudgetSpent(int32_t j) {
@@ -127,15 +133,69 @@ class Cycle {
     if (!plan) return false;
     for (PreemptDecision& p : plan->preemptions) {
       preempt_jobs_.push_back(index_.FindJob(p.job));
+      if (consolidator_) consolidator_->NoteTaken(preempt_jobs_.back());
       decisions_.preemptions.push_back(std::move(p));
     }
     for (ResizeDecision& r : plan->resizes) {
       resize_jobs_.push_back(index_.FindJob(r.job));
+      if (consolidator_) consolidator_->NoteTaken(resize_jobs_.back());
       decisions_.resizes.push_back(std::move(r));
     }
     AddStart(j, std::move(plan->placements));
     // Capacity grew where the victims were: earlier failures no longer prove anything.
     failed_shapes_.Clear();
+    return true;
+  }
+
+  // Stage 8 (policy.consolidation), once stages 5 to 7 are done, so that it sees the capacity
+  // the cycle leaves: in job order, each job still pending (not for the budget, not holding a
+  // reservation) is tried again. It starts if it now fits; else, blocked by fragmentation or
+  // topology, it starts if running jobs move out of its way (consolidate.h). A pass that starts
+  // anything is followed by another, so that the cycle ends where the next one would find nothing
+  // more to start or move.
+  void Consolidate() {
+    if (!consolidator_) return;
+    std::vector<uint8_t> reserved(index_.job_count(), 0);
+    for (int32_t j : reserve_jobs_) reserved[j] = 1;
+    for (bool changed = true; changed;) {
+      changed = false;
+      std::vector<int32_t> retry;
+      std::vector<size_t> pending_at(index_.job_count(), SIZE_MAX);
+      for (size_t i = 0; i < pending_jobs_.size(); ++i) {
+        const int32_t j = pending_jobs_[i];
+        const bool budget = decisions_.pending[i].reason == PendingReason::kBudgetExhausted;
+        if (budget || reserved[j]) continue;
+        pending_at[j] = i;
+        retry.push_back(j);
+      }
+      internal::SortInJobOrder(index_, policy_, retry);
+      std::vector<uint8_t> started(decisions_.pending.size(), 0);
+      for (int32_t j : retry) {
+        if (OverBudget()) break;
+        if (!Start(j) && !StartByConsolidation(j)) continue;
+        started[pending_at[j]] = 1;
+        changed = true;
+      }
+      DropPending(started);
+    }
+  }
+
+  // Stage 8 for job j, which has just failed to start.
+  bool StartByConsolidation(int32_t j) {
+    const PendingDecision why = placer_.Diagnose(j);
+    if (why.reason != PendingReason::kFragmentation && why.reason != PendingReason::kTopology) {
+      return false;
+    }
+    auto plan = consolidator_->TryConsolidate(j);
+    state_.Commit();
+    if (!plan) return false;
+    for (MigrateDecision& m : plan->migrations) {
+      migrate_jobs_.push_back(index_.FindJob(m.job));
+      planner_.NoteMoved(migrate_jobs_.back());
+      reserver_.NoteStart(migrate_jobs_.back(), m.to);
+      decisions_.migrations.push_back(std::move(m));
+    }
+    AddStart(j, std::move(plan->placements));
     return true;
   }
 
@@ -212,15 +272,7 @@ class Cycle {
       if (!Start(j) && !StartByBackfill(j)) continue;
       if (pending_at[j] != SIZE_MAX) started_late[pending_at[j]] = 1;
     }
-    std::vector<PendingDecision> still_pending;
-    std::vector<int32_t> still_pending_jobs;
-    for (size_t i = 0; i < decisions_.pending.size(); ++i) {
-      if (started_late[i]) continue;
-      still_pending.push_back(std::move(decisions_.pending[i]));
-      still_pending_jobs.push_back(pending_jobs_[i]);
-    }
-    decisions_.pending = std::move(still_pending);
-    pending_jobs_ = std::move(still_pending_jobs);
+    DropPending(started_late);
   }
 
   // Stage 9, last step: every decision list in job-id order.
@@ -230,6 +282,7 @@ class Cycle {
     SortByJob(decisions_.preemptions, preempt_jobs_);
     SortByJob(decisions_.reservations, reserve_jobs_);
     SortByJob(decisions_.resizes, resize_jobs_);
+    SortByJob(decisions_.migrations, migrate_jobs_);
   }
 
  private:
@@ -241,9 +294,23 @@ class Cycle {
     return true;
   }
 
+  // Drops the pending decisions i with started[i] set (their jobs started late in the cycle).
+  void DropPending(const std::vector<uint8_t>& started) {
+    std::vector<PendingDecision> still_pending;
+    std::vector<int32_t> still_pending_jobs;
+    for (size_t i = 0; i < decisions_.pending.size(); ++i) {
+      if (started[i]) continue;
+      still_pending.push_back(std::move(decisions_.pending[i]));
+      still_pending_jobs.push_back(pending_jobs_[i]);
+    }
+    decisions_.pending = std::move(still_pending);
+    pending_jobs_ = std::move(still_pending_jobs);
+  }
+
   void AddStart(int32_t j, std::vector<ReplicaPlacement> placements, bool backfilled = false) {
     ++counters_.jobs_started;
     reserver_.NoteStart(j, placements);
+    if (consolidator_) consolidator_->NoteStart(j, placements);
     decisions_.starts.push_back(
         StartDecision{index_.job(j).job->id, std::move(placements), backfilled});
     start_jobs_.push_back(j);
@@ -263,9 +330,12 @@ class Cycle {
   internal::PreemptionPlanner planner_;
   internal::Reserver reserver_;
   internal::EquivalenceCache failed_shapes_;
+  // Only with policy.consolidation.enabled.
+  std::optional<internal::Consolidator> consolidator_;
   std::vector<int32_t> start_jobs_, pending_jobs_, preempt_jobs_, reserve_jobs_, resize_jobs_;
   // Jobs left pending for lack of room so far (counted with backfill on only).
   int64_t blocked_ = 0;
+  std::vector<int32_t> migrate_jobs_;
 };
 
 }  // namespace
@@ -307,6 +377,8 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
   }
   // Stage 6b: what the evictions freed but their beneficiaries did not use.
   cycle.RetryAfterPreemption();
+  // Stage 8: moves for gangs that fragmentation blocks.
+  cycle.Consolidate();
 
   // Stage 9: pending jobs of queues over their GPU-hour budget say so; decisions in canonical
   // order.

@@ -111,9 +111,21 @@ absl::Status ValidatePolicy(const Policy& policy) {
   switch (backfill.overrun) {
     case OverrunAction::kWait:
     case OverrunAction::kPreempt:
-      return absl::OkStatus();
+      break;
+    default:
+      return UnknownValue("backfill.overrun", static_cast<int>(backfill.overrun));
   }
-  return UnknownValue("backfill.overrun", static_cast<int>(backfill.overrun));
+
+  const ConsolidationOptions& consolidation = policy.consolidation;
+  if (consolidation.gain_factor < 1) {
+    return absl::InvalidArgumentError(fmt::format(
+        "policy.consolidation.gain_factor: must be >= 1, got {}", consolidation.gain_factor));
+  }
+  if (consolidation.max_moves < 1) {
+    return absl::InvalidArgumentError(fmt::format(
+        "policy.consolidation.max_moves: must be >= 1, got {}", consolidation.max_moves));
+  }
+  return NotNegative(consolidation.max_plans, "consolidation.max_plans");
 }
 
 }  // namespace gpupool

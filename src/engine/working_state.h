@@ -90,7 +90,8 @@ class WorkingState {
                 bool charge_queue = true);
 
   // The inverse of Allocate() called with the same arguments: gives back capacity held for a
-  // reservation (reserve.h), so that a backfill may use it. Undoable.
+  // reservation (reserve.h), so that a backfill may use it, and empties nodes of work placed in
+  // this cycle for consolidation's probes (consolidate.h). Undoable.
   void Deallocate(int32_t job, int32_t n, const std::vector<int32_t>& gpus, int64_t milli,
                   int64_t gpu_memory_mib, int64_t cpu_milli, int64_t memory_mib,
                   bool charge_queue = true) {

@@ -50,6 +50,8 @@ absl::Status ReadMigrate(JsonValue value, const Path& path, MigrateDecision& out
       {"job", ReadMember<&D::job, ReadString>, true},
       {"from", ReadMember<&D::from, ReadPlacements>},
       {"to", ReadMember<&D::to, ReadPlacements>},
+      {"for_job", ReadMember<&D::for_job, ReadString>},
+      {"lost_milli_gpu_seconds", ReadMember<&D::lost_milli_gpu_seconds, ReadInt64>},
   };
   return ReadFields(value, path, kFields, out);
 }
@@ -121,6 +123,8 @@ absl::Status ReadCounters(JsonValue value, const Path& path, Counters& out) {
       {"preemptions", ReadMember<&C::preemptions, ReadInt64>},
       {"resizes", ReadMember<&C::resizes, ReadInt64>},
       {"counterfactual_plans", ReadMember<&C::counterfactual_plans, ReadInt64>},
+      {"migrations", ReadMember<&C::migrations, ReadInt64>},
+      {"consolidation_plans", ReadMember<&C::consolidation_plans, ReadInt64>},
       {"budget_exhausted", ReadMember<&C::budget_exhausted, ReadBool>},
   };
   return ReadFields(value, path, kFields, out);

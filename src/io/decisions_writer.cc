@@ -20,6 +20,11 @@ void WriteCounters(JsonWriter& w, const Counters& counters) {
   w.IntField("preemptions", counters.preemptions);
   w.IntField("resizes", counters.resizes);
   w.IntField("counterfactual_plans", counters.counterfactual_plans);
+  // Written only when consolidation did something, so that output without it is unchanged.
+  if (counters.migrations != 0 || counters.consolidation_plans != 0) {
+    w.IntField("migrations", counters.migrations);
+    w.IntField("consolidation_plans", counters.consolidation_plans);
+  }
   w.BoolField("budget_exhausted", counters.budget_exhausted);
   w.EndObject();
 }
@@ -67,6 +72,10 @@ std::string DecisionsToJson(const Decisions& decisions) {
     internal::WritePlacements(w, migrate.from);
     w.Key("to");
     internal::WritePlacements(w, migrate.to);
+    if (!migrate.for_job.empty()) {
+      w.StringField("for_job", migrate.for_job);
+      w.IntField("lost_milli_gpu_seconds", migrate.lost_milli_gpu_seconds);
+    }
     w.EndObject();
   }
   w.EndArray();
@@ -182,6 +191,21 @@ std::string PolicyToJson(const Policy& policy) {
     w.IntField("reservations", backfill.reservations);
     w.IntField("margin_s", backfill.margin_s);
     w.StringField("overrun", OverrunActionName(backfill.overrun));
+    w.EndObject();
+  }
+  // Written only when it is not the default, so that policies without it read as before.
+  const ConsolidationOptions& consolidation = policy.consolidation;
+  const ConsolidationOptions defaults;
+  if (consolidation.enabled != defaults.enabled ||
+      consolidation.gain_factor != defaults.gain_factor ||
+      consolidation.max_moves != defaults.max_moves ||
+      consolidation.max_plans != defaults.max_plans) {
+    w.Key("consolidation");
+    w.BeginOneLineObject();
+    w.BoolField("enabled", consolidation.enabled);
+    w.IntField("gain_factor", consolidation.gain_factor);
+    w.IntField("max_moves", consolidation.max_moves);
+    w.IntField("max_plans", consolidation.max_plans);
     w.EndObject();
   }
   w.EndObject();

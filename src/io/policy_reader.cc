@@ -58,6 +58,17 @@ absl::Status ReadBackfill(JsonValue value, const Path& path, BackfillOptions& ou
   return internal::ReadFields(value, path, kFields, out);
 }
 
+absl::Status ReadConsolidation(JsonValue value, const Path& path, ConsolidationOptions& out) {
+  using C = ConsolidationOptions;
+  static constexpr Field<C> kFields[] = {
+      {"enabled", ReadMember<&C::enabled, ReadBool>},
+      {"gain_factor", ReadMember<&C::gain_factor, ReadInt64>},
+      {"max_moves", ReadMember<&C::max_moves, ReadInt64>},
+      {"max_plans", ReadMember<&C::max_plans, ReadInt64>},
+  };
+  return internal::ReadFields(value, path, kFields, out);
+}
+
 absl::Status ReadFairShare(JsonValue value, const Path& path, FairShareOptions& out) {
   static constexpr Field<FairShareOptions> kFields[] = {
       {"usage_half_life_s", ReadMember<&FairShareOptions::usage_half_life_s, ReadInt64>},
@@ -93,6 +104,7 @@ absl::Status ReadPolicy(internal::JsonObject& object, const Path& path, Policy& 
       {"preemption", ReadMember<&Policy::preemption, ReadPreemption>},
       {"budgets", ReadMember<&Policy::budgets, ReadBudgets>},
       {"backfill", ReadMember<&Policy::backfill, ReadBackfill>},
+      {"consolidation", ReadMember<&Policy::consolidation, ReadConsolidation>},
       {"scorer", RefuseScorer},
   };
   return internal::ReadObjectFields(object, path, kFields, out);

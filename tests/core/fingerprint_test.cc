@@ -43,9 +43,9 @@ constexpr size_t AggregateMemberCount() {
 
 // Leaf fields of Policy: its own, with the option structs counted by their members.
 constexpr size_t kPolicyLeafFields =
-    AggregateMemberCount<Policy>() - 4 + AggregateMemberCount<FairShareOptions>() +
+    AggregateMemberCount<Policy>() - 5 + AggregateMemberCount<FairShareOptions>() +
     AggregateMemberCount<PreemptionOptions>() + AggregateMemberCount<Budgets>() +
-    AggregateMemberCount<BackfillOptions>();
+    AggregateMemberCount<BackfillOptions>() + AggregateMemberCount<ConsolidationOptions>();
 
 // One change per Policy field, each to a valid value other than the default.
 const std::vector<std::pair<std::string, std::function<void(Policy&)>>>& FieldMutators() {
@@ -86,6 +86,10 @@ const std::vector<std::pair<std::string, std::function<void(Policy&)>>>& FieldMu
           {"backfill.reservations", [](Policy& p) { p.backfill.reservations = 2; }},
           {"backfill.margin_s", [](Policy& p) { p.backfill.margin_s = 60; }},
           {"backfill.overrun", [](Policy& p) { p.backfill.overrun = OverrunAction::kPreempt; }},
+          {"consolidation.enabled", [](Policy& p) { p.consolidation.enabled = true; }},
+          {"consolidation.gain_factor", [](Policy& p) { p.consolidation.gain_factor = 3; }},
+          {"consolidation.max_moves", [](Policy& p) { p.consolidation.max_moves = 4; }},
+          {"consolidation.max_plans", [](Policy& p) { p.consolidation.max_plans = 10; }},
       };
   return *kMutators;
 }

@@ -85,6 +85,13 @@ std::vector<BadPolicy> BadPolicies() {
       {"MaxCounterfactualPlansNegative",
        [](Policy& p) { p.budgets.max_counterfactual_plans = -2000; },
        "policy.budgets.max_counterfactual_plans: must be >= 0"},
+      // --- consolidation ---
+      {"ConsolidationGainFactorZero", [](Policy& p) { p.consolidation.gain_factor = 0; },
+       "policy.consolidation.gain_factor: must be >= 1, got 0"},
+      {"ConsolidationMaxMovesZero", [](Policy& p) { p.consolidation.max_moves = 0; },
+       "policy.consolidation.max_moves: must be >= 1, got 0"},
+      {"ConsolidationMaxPlansNegative", [](Policy& p) { p.consolidation.max_plans = -1; },
+       "policy.consolidation.max_plans: must be >= 0"},
       // --- two bad fields: the first in the order of struct Policy is reported ---
       {"FirstBadFieldInDeclarationOrder",
        [](Policy& p) {

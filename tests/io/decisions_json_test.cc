@@ -324,6 +324,11 @@ TEST(PolicyJsonTest, Errors) {
        "preemption.victim_order: unknown value \"oldest-first\" (expected cheapest-first, "
        "lowest-priority-first)"},
       {R"({"fair_share": {"half_life": 5}})", "fair_share.half_life: unknown field"},
+      {R"({"consolidation": {"gain_factor": "2"}})",
+       "consolidation.gain_factor: expected an integer"},
+      {R"({"consolidation": {"factor": 2}})", "consolidation.factor: unknown field"},
+      {R"({"consolidation": {"enabled": 1}})", "consolidation.enabled: expected true or false"},
+      {R"({"consolidation": []})", "consolidation: expected an object"},
       {R"({"version": 4294967296})", "version: integer out of range (must fit in 32 bits)"},
       {R"({"name": "a", "name": "b"})", "name: duplicate field"},
       {R"("default")", "(root): expected an object"},
@@ -366,6 +371,67 @@ TEST(DecisionsJsonTest, OverBudgetShareRoundTrips) {
   ASSERT_EQ(parsed->queue_shares.size(), 2u);
   EXPECT_TRUE(parsed->queue_shares[0].over_budget);
   EXPECT_FALSE(parsed->queue_shares[1].over_budget);
+}
+
+// A consolidation's Migrate carries for_job and the lost work; the counters migrations and
+// consolidation_plans are written only when not 0 (so output without consolidation is unchanged).
+TEST(DecisionsJsonTest, ConsolidationRoundTrips) {
+  Decisions d;
+  d.migrations.push_back(MigrateDecision{"a",
+                                         {ReplicaPlacement{"main", 0, "n1", {0, 1}, 1000}},
+                                         {ReplicaPlacement{"main", 0, "n2", {2, 3}, 1000}},
+                                         "gang",
+                                         320000});
+  d.counters.migrations = 1;
+  d.counters.consolidation_plans = 4;
+  const std::string json = DecisionsToJson(d);
+  EXPECT_NE(json.find(R"("for_job": "gang",
+      "lost_milli_gpu_seconds": 320000)"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"("migrations": 1,
+    "consolidation_plans": 4,)"),
+            std::string::npos)
+      << json;
+  absl::StatusOr<Decisions> parsed = ParseDecisions(json);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->migrations.size(), 1u);
+  EXPECT_EQ(parsed->migrations[0].for_job, "gang");
+  EXPECT_EQ(parsed->migrations[0].lost_milli_gpu_seconds, 320000);
+  EXPECT_EQ(parsed->migrations[0].to, d.migrations[0].to);
+  EXPECT_EQ(parsed->counters.migrations, 1);
+  EXPECT_EQ(parsed->counters.consolidation_plans, 4);
+  EXPECT_EQ(DecisionsToJson(*parsed), json);
+
+  EXPECT_EQ(DecisionsToJson(Decisions{}).find("consolidation_plans"), std::string::npos);
+}
+
+// The consolidation block is written only when it is not the default, and read back.
+TEST(PolicyJsonTest, ConsolidationRoundTrips) {
+  EXPECT_EQ(PolicyToJson(Policy{}).find("consolidation"), std::string::npos);
+  Policy p;
+  p.consolidation.enabled = true;
+  p.consolidation.gain_factor = 3;
+  p.consolidation.max_moves = 4;
+  p.consolidation.max_plans = 100;
+  const std::string json = PolicyToJson(p);
+  EXPECT_NE(
+      json.find(
+          R"("consolidation": {"enabled": true, "gain_factor": 3, "max_moves": 4, "max_plans": 100})"),
+      std::string::npos)
+      << json;
+  absl::StatusOr<Policy> parsed = ParsePolicy(json);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->consolidation.enabled);
+  EXPECT_EQ(parsed->consolidation.gain_factor, 3);
+  EXPECT_EQ(parsed->consolidation.max_moves, 4);
+  EXPECT_EQ(parsed->consolidation.max_plans, 100);
+  EXPECT_EQ(PolicyToJson(*parsed), json);
+
+  absl::StatusOr<Policy> partial = ParsePolicy(R"({"consolidation": {"enabled": true}})");
+  ASSERT_TRUE(partial.ok()) << partial.status();
+  EXPECT_TRUE(partial->consolidation.enabled);
+  EXPECT_EQ(partial->consolidation.gain_factor, ConsolidationOptions{}.gain_factor);
 }
 
 }  // namespace
