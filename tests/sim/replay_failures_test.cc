@@ -12,6 +12,7 @@
 
 #include "fmt/format.h"
 #include "gpupool/sim/replay.h"
+#include "gpupool/sim/replay_report.h"
 #include "gpupool/sim/rng.h"
 #include "gtest/gtest.h"
 
@@ -326,6 +327,26 @@ TEST(ReplayFailures, DrawnRatesMatchTheModel) {
   const double hours = r->metrics.gpu_hours_under_repair;
   EXPECT_LE(hours, 24.0 * (r->metrics.gpu_failures + 8 * r->metrics.node_failures));
   EXPECT_GE(hours, 24.0 * (r->metrics.gpu_failures + 8 * r->metrics.node_failures) - 24.0 * 200);
+}
+
+TEST(ReplayFailures, HtmlReportHasTheFailureTableOnlyWithFailures) {
+  ReplayOptions o = Fifo(kOneNode);
+  o.failures.repair_s = 600;
+  o.failures.injected = {ReplayInjectedFailure{.time = 2000, .node = 0, .gpu = -1}};
+  auto with = RunReplay(o, {J(0, 4, 5000, "a")});
+  auto without = RunReplay(Fifo(kOneNode), {J(0, 4, 5000, "a")});
+  ASSERT_TRUE(with.ok() && without.ok());
+  ReplayReportInfo info;
+  info.pool = kOneNode;
+  const std::string html = ReplayHtmlReport(*with, info);
+  // The node failure of NodeFailureByHand: 1 node failure, 1 run stopped, 4 x 260 s lost, 8 GPUs
+  // x 600 s and 1 node x 600 s under repair.
+  EXPECT_NE(html.find("<h3>Failures and repairs</h3>"), std::string::npos);
+  EXPECT_NE(html.find("<td>0.000 / 0.000</td><td>0.2 h</td><td>1</td><td>0</td><td>1</td>"
+                      "<td>1</td><td>0.3</td><td>1.3</td><td>0.2</td>"),
+            std::string::npos)
+      << html;
+  EXPECT_EQ(ReplayHtmlReport(*without, info).find("Failures and repairs"), std::string::npos);
 }
 
 TEST(ReplayFailures, BadModelsAreRefused) {
