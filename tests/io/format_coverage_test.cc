@@ -44,10 +44,10 @@ TEST(FormatCoverageTest, EveryStructHasTheFieldsTheFormatKnows) {
       {"PendingDecision", sizeof(PendingDecision), 200},
       {"QueueShare", sizeof(QueueShare), 104},
       {"Counters", sizeof(Counters), 80},
-      {"Policy", sizeof(Policy), 184},
+      {"Policy", sizeof(Policy), 192},
       {"Budgets", sizeof(Budgets), 24},
       {"PreemptionOptions", sizeof(PreemptionOptions), 48},
-      {"FairShareOptions", sizeof(FairShareOptions), 8},
+      {"FairShareOptions", sizeof(FairShareOptions), 16},
   };
   for (const Expected& s : kStructs) {
     EXPECT_EQ(s.actual, s.expected)
