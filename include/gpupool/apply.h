@@ -17,13 +17,13 @@ absl::Status ApplyStarts(const Decisions& decisions, Snapshot& snapshot);
 // Applies the node actions, then the Preempt decisions, then the Start decisions, to `snapshot`
 // in place, as a host carries them out: each node action sets its node's state and state_cause
 // (cordon: kCordoned for kHealth; drain: kDraining for kMaintenance; diagnose: kCordoned for
-// kDiagnostic; uncordon: kReady for kHost); each victim becomes pending again (no placements, no start time,
-// pending_since = snapshot.now, or its submit_time if that is later; its last checkpoint is
-// kept), then each Resize (the group keeps its to_replicas replicas with the lowest indices),
-// then ApplyStarts(). A victim that the same decisions start again (it was re-placed elsewhere
-// in the cycle) ends up running at its new place. Returns FailedPrecondition (and changes nothing)
-// when a decision names a job that is not in the state it requires, or a node that is not in the
-// snapshot.
+// kDiagnostic; uncordon: kReady for kHost); each victim becomes pending again (no placements, no
+// start time, pending_since = snapshot.now, or its submit_time if that is later; its last
+// checkpoint is kept), then each Resize (the group keeps its to_replicas replicas with the lowest
+// indices), then ApplyStarts(). A victim that the same decisions start again (it was re-placed
+// elsewhere in the cycle) ends up running at its new place. Returns FailedPrecondition (and changes
+// nothing) when a decision names a job that is not in the state it requires, or a node that is not
+// in the snapshot.
 absl::Status ApplyDecisions(const Decisions& decisions, Snapshot& snapshot);
 
 }  // namespace gpupool
