@@ -127,30 +127,38 @@ NodeOperations PlanNodeOperations(const SnapshotIndex& index, const Policy& poli
   for (int32_t j = 0; j < index.job_count(); ++j) {
     const JobInfo& info = index.job(j);
     if (info.placements.empty()) continue;
-    std::string reason;
-    if (health.enabled) {
-      for (const RunningPlacement& p : info.placements) {
-        for (size_t i = 0; i < p.gpus.size() && reason.empty(); ++i) {
-          if (index.gpu_healthy(p.gpus[i])) continue;
-          reason = fmt::format(
-              "GPU {} of node {} has failed: the job is checkpointed and stopped, and goes back "
-              "to its queue",
-              index.gpu_index(p.gpus[i]), index.node(p.node).id);
+    // The reason names the failed GPU, or the node in its window, that comes first in node
+    // order then GPU index (whatever the order of the job's placements).
+    int32_t failed_node = kNone, failed_gpu = kNone, window_node = kNone;
+    for (const RunningPlacement& p : info.placements) {
+      if (health.enabled) {
+        for (int32_t g : p.gpus) {
+          if (index.gpu_healthy(g)) continue;
+          if (failed_node == kNone || p.node < failed_node ||
+              (p.node == failed_node && g < failed_gpu)) {
+            failed_node = p.node;
+            failed_gpu = g;
+          }
         }
-        if (!reason.empty()) break;
+      }
+      if (ActiveWindow(index.node(p.node), now) != nullptr &&
+          (window_node == kNone || p.node < window_node)) {
+        window_node = p.node;
       }
     }
-    if (reason.empty()) {
-      for (const RunningPlacement& p : info.placements) {
-        const Node& node = index.node(p.node);
-        if (const MaintenanceWindow* window = ActiveWindow(node, now)) {
-          reason = fmt::format(
-              "node {} is in its maintenance window from {} to {}: the job is checkpointed and "
-              "stopped, and goes back to its queue",
-              node.id, window->start, window->end);
-          break;
-        }
-      }
+    std::string reason;
+    if (failed_node != kNone) {
+      reason = fmt::format(
+          "GPU {} of node {} has failed: the job is checkpointed and stopped, and goes back to "
+          "its queue",
+          index.gpu_index(failed_gpu), index.node(failed_node).id);
+    } else if (window_node != kNone) {
+      const Node& node = index.node(window_node);
+      const MaintenanceWindow* window = ActiveWindow(node, now);
+      reason = fmt::format(
+          "node {} is in its maintenance window from {} to {}: the job is checkpointed and "
+          "stopped, and goes back to its queue",
+          node.id, window->start, window->end);
     }
     if (reason.empty()) continue;
     stopped[j] = 1;

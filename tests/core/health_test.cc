@@ -31,7 +31,7 @@ Policy HealthPolicy() {
   return policy;
 }
 
-Decisions Run(const Snapshot& snapshot, const Policy& policy) {
+Decisions ScheduleOk(const Snapshot& snapshot, const Policy& policy) {
   absl::StatusOr<Decisions> decisions = Schedule(snapshot, policy);
   EXPECT_TRUE(decisions.ok()) << decisions.status();
   return decisions.ok() ? *decisions : Decisions();
@@ -50,7 +50,7 @@ void ExpectFixedPoint(const Snapshot& snapshot, const Policy& policy, const Deci
   Snapshot next = snapshot;
   ASSERT_TRUE(ApplyDecisions(first, next).ok());
   ASSERT_TRUE(ValidateSnapshot(next).ok()) << ValidateSnapshot(next);
-  const Decisions second = Run(next, policy);
+  const Decisions second = ScheduleOk(next, policy);
   EXPECT_TRUE(second.starts.empty());
   EXPECT_TRUE(second.preemptions.empty());
   EXPECT_THAT(Actions(second), ::testing::IsEmpty());
@@ -75,7 +75,7 @@ Snapshot ErringPool() {
 TEST(HealthTest, OffByDefaultErrorCountsChangeNothing) {
   Policy policy = HealthPolicy();
   policy.health = HealthOptions{};
-  const Decisions d = Run(ErringPool(), policy);
+  const Decisions d = ScheduleOk(ErringPool(), policy);
   // First fit: the free GPU 1 of n1, error counts ignored.
   ASSERT_NE(FindStart(d, "new"), nullptr);
   EXPECT_EQ(FindStart(d, "new")->placements[0].node, "n1");
@@ -84,7 +84,7 @@ TEST(HealthTest, OffByDefaultErrorCountsChangeNothing) {
 
 TEST(HealthTest, XidThresholdCordonsTheNodeAndKeepsItsWork) {
   const Snapshot snapshot = ErringPool();
-  const Decisions d = Run(snapshot, HealthPolicy());
+  const Decisions d = ScheduleOk(snapshot, HealthPolicy());
   ASSERT_EQ(d.node_actions.size(), 1u);
   EXPECT_EQ(d.node_actions[0].node, "n1");
   EXPECT_EQ(d.node_actions[0].action, NodeAction::kCordon);
@@ -103,7 +103,7 @@ TEST(HealthTest, EccThresholdAndFailedDiagnosticCordon) {
   n2.last_diagnostic = DiagnosticRun{500, false};
   const Snapshot snapshot =
       SnapshotBuilder().Now(1000).Model("A100").Node(n1).Node(n2).Queue("q").Build();
-  const Decisions d = Run(snapshot, HealthPolicy());
+  const Decisions d = ScheduleOk(snapshot, HealthPolicy());
   ASSERT_EQ(d.node_actions.size(), 2u);
   EXPECT_EQ(d.node_actions[0].reason, "GPU 0 has 2 uncorrectable ECC errors (threshold 1)");
   EXPECT_EQ(d.node_actions[1].reason, "its last diagnostic, at 500, failed");
@@ -122,7 +122,7 @@ TEST(HealthTest, NodeCordonedForHealthIsUncordonedWhenItPassesAndTakesWorkAtOnce
                                 .Queue("q")
                                 .Job(MakePendingJob("new", "q", GpuRequest(1000)))
                                 .Build();
-  const Decisions d = Run(snapshot, HealthPolicy());
+  const Decisions d = ScheduleOk(snapshot, HealthPolicy());
   ASSERT_EQ(d.node_actions.size(), 1u);
   EXPECT_EQ(d.node_actions[0].action, NodeAction::kUncordon);
   EXPECT_EQ(d.node_actions[0].reason,
@@ -137,7 +137,7 @@ TEST(HealthTest, NodeCordonedByAnOperatorIsLeftAlone) {
   n1.state = NodeState::kCordoned;  // state_cause kHost
   n1.gpus[0].xid_errors = 9;
   const Snapshot snapshot = SnapshotBuilder().Now(1000).Model("A100").Node(n1).Queue("q").Build();
-  EXPECT_TRUE(Run(snapshot, HealthPolicy()).node_actions.empty());
+  EXPECT_TRUE(ScheduleOk(snapshot, HealthPolicy()).node_actions.empty());
 }
 
 // "victim" runs on n1's GPU 0, which has failed. It last checkpointed at 400, restores in 60 s:
@@ -159,7 +159,7 @@ TEST(HealthTest, JobsOnAFailedGpuAreStoppedPricedAndRestartElsewhere) {
                                 .Queue("q")
                                 .Job(victim)
                                 .Build();
-  const Decisions d = Run(snapshot, HealthPolicy());
+  const Decisions d = ScheduleOk(snapshot, HealthPolicy());
   ASSERT_EQ(d.preemptions.size(), 1u);
   EXPECT_EQ(d.preemptions[0].job, "victim");
   EXPECT_EQ(d.preemptions[0].for_job, "");
@@ -175,7 +175,7 @@ TEST(HealthTest, JobsOnAFailedGpuAreStoppedPricedAndRestartElsewhere) {
   // Health rules off: the job keeps running on the failed GPU, as before.
   Policy off = HealthPolicy();
   off.health.enabled = false;
-  EXPECT_TRUE(Run(snapshot, off).preemptions.empty());
+  EXPECT_TRUE(ScheduleOk(snapshot, off).preemptions.empty());
 }
 
 TEST(HealthTest, UnhealthyGpusAreNeverUsed) {
@@ -192,7 +192,7 @@ TEST(HealthTest, UnhealthyGpusAreNeverUsed) {
   for (bool enabled : {false, true}) {
     Policy policy = HealthPolicy();
     policy.health.enabled = enabled;
-    const Decisions d = Run(snapshot, policy);
+    const Decisions d = ScheduleOk(snapshot, policy);
     EXPECT_EQ(FindStart(d, "eight"), nullptr);
     ASSERT_NE(FindStart(d, "seven"), nullptr);
     EXPECT_THAT(FindStart(d, "seven")->placements[0].gpus,
@@ -229,7 +229,7 @@ TEST(HealthTest, DiagnosticsGoToIdleAndSoonIdleNodesOnly) {
                                 .Job(long_job)
                                 .Job(ending)
                                 .Build();
-  const Decisions d = Run(snapshot, DiagnosticPolicy());
+  const Decisions d = ScheduleOk(snapshot, DiagnosticPolicy());
   ASSERT_THAT(Actions(d), ::testing::ElementsAre("n1 diagnose", "n4 diagnose"));
   EXPECT_EQ(d.node_actions[0].reason,
             "its last diagnostic, at 0, is 100000 s old (interval 86400 s), and it is idle");
@@ -244,7 +244,7 @@ TEST(HealthTest, DiagnosticsGoToIdleAndSoonIdleNodesOnly) {
   // At most one node diagnosing at once: the stalest, n4 (never diagnosed), goes first.
   Policy capped = DiagnosticPolicy();
   capped.health.max_diagnosing_nodes = 1;
-  EXPECT_THAT(Actions(Run(snapshot, capped)), ::testing::ElementsAre("n4 diagnose"));
+  EXPECT_THAT(Actions(ScheduleOk(snapshot, capped)), ::testing::ElementsAre("n4 diagnose"));
 }
 
 TEST(HealthTest, ANodeThatTakesWorkThisCycleIsNotDiagnosed) {
@@ -256,7 +256,7 @@ TEST(HealthTest, ANodeThatTakesWorkThisCycleIsNotDiagnosed) {
                                 .Queue("q")
                                 .Job(MakePendingJob("new", "q", GpuRequest(1000)))
                                 .Build();
-  const Decisions d = Run(snapshot, DiagnosticPolicy());
+  const Decisions d = ScheduleOk(snapshot, DiagnosticPolicy());
   ASSERT_NE(FindStart(d, "new"), nullptr);
   EXPECT_EQ(FindStart(d, "new")->placements[0].node, "n1");
   EXPECT_THAT(Actions(d), ::testing::ElementsAre("n2 diagnose"));
@@ -271,14 +271,14 @@ TEST(HealthTest, ADiagnosticResultEndsTheWait) {
     return SnapshotBuilder().Now(100'000).Model("A100").Node(n1).Queue("q").Build();
   };
   // Not reported yet (the last run is stale): the node keeps waiting, no action.
-  EXPECT_TRUE(Run(waiting(DiagnosticRun{0, true}), DiagnosticPolicy()).node_actions.empty());
+  EXPECT_TRUE(ScheduleOk(waiting(DiagnosticRun{0, true}), DiagnosticPolicy()).node_actions.empty());
   // Passed: uncordon.
-  Decisions passed = Run(waiting(DiagnosticRun{99'000, true}), DiagnosticPolicy());
+  Decisions passed = ScheduleOk(waiting(DiagnosticRun{99'000, true}), DiagnosticPolicy());
   ASSERT_EQ(passed.node_actions.size(), 1u);
   EXPECT_EQ(passed.node_actions[0].action, NodeAction::kUncordon);
   EXPECT_EQ(passed.node_actions[0].reason, "its diagnostic, at 99000, passed");
   // Failed: cordoned for health.
-  Decisions failed = Run(waiting(DiagnosticRun{99'000, false}), DiagnosticPolicy());
+  Decisions failed = ScheduleOk(waiting(DiagnosticRun{99'000, false}), DiagnosticPolicy());
   ASSERT_EQ(failed.node_actions.size(), 1u);
   EXPECT_EQ(failed.node_actions[0].action, NodeAction::kCordon);
   ExpectFixedPoint(waiting(DiagnosticRun{99'000, false}), DiagnosticPolicy(), failed);

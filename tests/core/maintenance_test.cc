@@ -29,7 +29,7 @@ Policy FirstFit() {
   return policy;
 }
 
-Decisions Run(const Snapshot& snapshot, const Policy& policy) {
+Decisions ScheduleOk(const Snapshot& snapshot, const Policy& policy) {
   absl::StatusOr<Decisions> decisions = Schedule(snapshot, policy);
   EXPECT_TRUE(decisions.ok()) << decisions.status();
   return decisions.ok() ? *decisions : Decisions();
@@ -39,7 +39,7 @@ void ExpectFixedPoint(const Snapshot& snapshot, const Policy& policy, const Deci
   Snapshot next = snapshot;
   ASSERT_TRUE(ApplyDecisions(first, next).ok());
   ASSERT_TRUE(ValidateSnapshot(next).ok()) << ValidateSnapshot(next);
-  const Decisions second = Run(next, policy);
+  const Decisions second = ScheduleOk(next, policy);
   EXPECT_TRUE(second.starts.empty());
   EXPECT_TRUE(second.preemptions.empty());
   EXPECT_TRUE(second.node_actions.empty());
@@ -70,7 +70,7 @@ TEST(MaintenanceTest, AJobThatWouldRunIntoAWindowStartsElsewhere) {
                                 .Job(Pending("b-unknown", std::nullopt))
                                 .Job(Pending("c-short", 3'600))
                                 .Build();
-  const Decisions d = Run(snapshot, FirstFit());
+  const Decisions d = ScheduleOk(snapshot, FirstFit());
   ASSERT_EQ(d.starts.size(), 3u);
   EXPECT_EQ(FindStart(d, "a-long")->placements[0].node, "n2");
   EXPECT_EQ(FindStart(d, "b-unknown")->placements[0].node, "n2");
@@ -88,7 +88,7 @@ TEST(MaintenanceTest, PendingForMaintenanceWhenNoOtherNodeCanTakeIt) {
                                 .Job(Pending("long", 5'000))
                                 .Job(Pending("unknown", std::nullopt))
                                 .Build();
-  const Decisions d = Run(snapshot, FirstFit());
+  const Decisions d = ScheduleOk(snapshot, FirstFit());
   ASSERT_NE(FindPending(d, "long"), nullptr);
   EXPECT_EQ(FindPending(d, "long")->reason, PendingReason::kMaintenance);
   EXPECT_EQ(FindPending(d, "long")->detail,
@@ -104,7 +104,7 @@ TEST(MaintenanceTest, PendingForMaintenanceWhenNoOtherNodeCanTakeIt) {
   // With start_without_estimate the job without an estimate may start (and is stopped at 5000).
   Policy allow = FirstFit();
   allow.maintenance.start_without_estimate = true;
-  const Decisions allowed = Run(snapshot, allow);
+  const Decisions allowed = ScheduleOk(snapshot, allow);
   EXPECT_NE(FindStart(allowed, "unknown"), nullptr);
   EXPECT_EQ(FindPending(allowed, "long")->reason, PendingReason::kMaintenance);
 }
@@ -120,7 +120,7 @@ TEST(MaintenanceTest, NotPendingForMaintenanceWhenCapacityIsTheReason) {
           .Job(MakeRunningJob("busy", "q", GpuRequest(1000), {Placement("n1", {0})}, 0))
           .Job(Pending("long", 5'000))
           .Build();
-  const Decisions d = Run(snapshot, FirstFit());
+  const Decisions d = ScheduleOk(snapshot, FirstFit());
   ASSERT_NE(FindPending(d, "long"), nullptr);
   EXPECT_EQ(FindPending(d, "long")->reason, PendingReason::kInsufficientCapacity);
 }
@@ -143,7 +143,7 @@ TEST(MaintenanceTest, AtTheWindowsStartJobsAreStoppedAndTheNodeDrains) {
                                 .Queue("q")
                                 .Job(victim)
                                 .Build();
-  const Decisions d = Run(snapshot, FirstFit());
+  const Decisions d = ScheduleOk(snapshot, FirstFit());
   ASSERT_EQ(d.preemptions.size(), 1u);
   EXPECT_EQ(d.preemptions[0].for_job, "");
   EXPECT_EQ(d.preemptions[0].reason,
@@ -164,7 +164,7 @@ TEST(MaintenanceTest, AtTheWindowsStartJobsAreStoppedAndTheNodeDrains) {
   Snapshot after = snapshot;
   ASSERT_TRUE(ApplyDecisions(d, after).ok());
   after.now = 9'000;
-  const Decisions reopened = Run(after, FirstFit());
+  const Decisions reopened = ScheduleOk(after, FirstFit());
   ASSERT_EQ(reopened.node_actions.size(), 1u);
   EXPECT_EQ(reopened.node_actions[0].action, NodeAction::kUncordon);
   EXPECT_EQ(reopened.node_actions[0].reason,
@@ -188,13 +188,13 @@ TEST(MaintenanceTest, DrainNoticeClosesTheNodeAndReportsWhenItEmpties) {
                           .Job(ends)
                           .Job(Pending("tiny", 10))
                           .Build();
-  Decisions d = Run(snapshot, policy);
+  Decisions d = ScheduleOk(snapshot, policy);
   ASSERT_EQ(d.node_actions.size(), 1u);
   EXPECT_EQ(d.node_actions[0].expected_empty_time, 2'500);
   EXPECT_EQ(FindPending(d, "tiny")->reason, PendingReason::kNodeRestrictions);  // n1 drains
 
   snapshot.jobs.push_back(forever);
-  d = Run(snapshot, policy);
+  d = ScheduleOk(snapshot, policy);
   ASSERT_EQ(d.node_actions.size(), 1u);
   EXPECT_EQ(d.node_actions[0].action, NodeAction::kDrain);
   EXPECT_EQ(d.node_actions[0].expected_empty_time, 4'000);
