@@ -244,6 +244,11 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
     h.Str("max_counterfactual_plans");
     h.Int(policy.budgets.max_counterfactual_plans);
   }
+  // Hashed only when it is not the default (enforce), as above.
+  if (policy.fair_share.gpu_hour_budgets != FairShareOptions{}.gpu_hour_budgets) {
+    h.Str("gpu_hour_budgets");
+    h.Int(static_cast<int64_t>(policy.fair_share.gpu_hour_budgets));
+  }
   // Hashed only when not the default, as above.
   const HealthOptions& health = policy.health;
   if (health.enabled || health.xid_errors_to_cordon != 0 || health.ecc_errors_to_cordon != 0 ||

@@ -47,12 +47,12 @@ TEST(FormatCoverageTest, EveryStructHasTheFieldsTheFormatKnows) {
       {"PendingDecision", sizeof(PendingDecision), 200},
       {"QueueShare", sizeof(QueueShare), 104},
       {"Counters", sizeof(Counters), 80},
-      {"Policy", sizeof(Policy), 248},
+      {"Policy", sizeof(Policy), 256},
       {"HealthOptions", sizeof(HealthOptions), 48},
       {"MaintenanceOptions", sizeof(MaintenanceOptions), 16},
       {"Budgets", sizeof(Budgets), 24},
       {"PreemptionOptions", sizeof(PreemptionOptions), 48},
-      {"FairShareOptions", sizeof(FairShareOptions), 8},
+      {"FairShareOptions", sizeof(FairShareOptions), 16},
   };
   for (const Expected& s : kStructs) {
     EXPECT_EQ(s.actual, s.expected)
