@@ -25,7 +25,8 @@ struct StartDecision {
 };
 
 // Evict a running job (whole gang) so that `for_job` can run. The victim goes back to its
-// queue as pending; it resumes from its last checkpoint.
+// queue as pending; it resumes from its last checkpoint. A job stopped by an operations rule
+// (a failed GPU, a maintenance window: docs/operations.md) has an empty `for_job`.
 struct PreemptDecision {
   std::string job;
   std::string for_job;
@@ -87,6 +88,9 @@ enum class PendingReason {
   kQueueLimit,
   // The cycle's work budget ran out before the job was tried.
   kBudgetExhausted,
+  // Nodes could take the job now, but it would still run at the start of their maintenance
+  // window (by its runtime estimate, or having none), and no other node can take it.
+  kMaintenance,
 };
 
 const char* PendingReasonName(PendingReason reason);
@@ -108,6 +112,34 @@ struct PendingDecision {
   // keeps them running.
   std::vector<std::string> would_preempt;
   std::string counterfactual;
+};
+
+// What the host should do with a node (docs/operations.md). The names (NodeActionName) appear
+// in JSON.
+enum class NodeAction {
+  // Take no new work; running work stays (a health rule). The host sets the node kCordoned.
+  kCordon,
+  // Take no new work; the jobs still there at the maintenance window's start are stopped. The
+  // host sets the node kDraining.
+  kDrain,
+  // Take work again (the cause the engine cordoned or drained it for is gone). kReady.
+  kUncordon,
+  // Run the node's diagnostic once it is empty; take no new work until the result is in.
+  // kCordoned.
+  kDiagnose,
+};
+
+const char* NodeActionName(NodeAction action);
+
+struct NodeActionDecision {
+  std::string node;
+  NodeAction action = NodeAction::kCordon;
+  // One sentence: the rule and the numbers behind it.
+  std::string reason;
+  // kDrain and kDiagnose: host clock time the node is expected to hold no work, from its running
+  // jobs' runtime estimates (for kDrain at the latest the window's start, when they are stopped).
+  // 0 for the other actions.
+  int64_t expected_empty_time = 0;
 };
 
 // One queue's fair share of one GPU model ("*": all models together) at the start of the cycle,
@@ -167,6 +199,8 @@ struct Decisions {
   // rows where the queue has a guarantee, usage or demand.
   std::vector<QueueShare> queue_shares;
   Counters counters;
+  // Node actions (health, diagnostics, maintenance), sorted by node id; at most one per node.
+  std::vector<NodeActionDecision> node_actions;
 };
 
 }  // namespace gpupool

@@ -188,6 +188,39 @@ struct ConsolidationOptions {
   int64_t max_plans = 256;
 };
 
+// Health rules (docs/operations.md, "Health and diagnostics"). Off by default: the snapshot's
+// error counts and diagnostics are then ignored, and unhealthy GPUs are only left unused.
+struct HealthOptions {
+  // With the rules on: a node with a GPU at an error threshold or whose last diagnostic failed is
+  // cordoned (node action kCordon), one cordoned for health that passes again is uncordoned, and
+  // the jobs running on a failed GPU (healthy: false) are checkpointed and stopped (a Preempt).
+  bool enabled = false;
+  // A node is cordoned when one of its GPUs has at least this many XID errors, or this many
+  // uncorrectable ECC errors. 0: no such rule.
+  int64_t xid_errors_to_cordon = 0;
+  int64_t ecc_errors_to_cordon = 0;
+  // A node with GPUs whose last diagnostic is this many seconds old or older (or that has none)
+  // is given a diagnostic (node action kDiagnose) when it is idle, or will be within
+  // diagnostic_idle_window_s by its running jobs' runtime estimates. 0: no diagnostics planned.
+  int64_t diagnostic_interval_s = 0;
+  int64_t diagnostic_idle_window_s = 0;
+  // At most this many nodes wait for or run a diagnostic at once. 0: no limit.
+  int64_t max_diagnosing_nodes = 0;
+};
+
+// Maintenance windows (docs/operations.md, "Maintenance windows and drains"). A node's windows
+// always apply; these knobs only say how.
+struct MaintenanceOptions {
+  // A ready node whose next window starts within this many seconds drains: it takes no new work
+  // (node action kDrain, with the time it is expected to be empty). 0: only once the window has
+  // started.
+  int64_t drain_notice_s = 0;
+  // A job without a runtime estimate may start on a node with a window ahead (it is then stopped
+  // at the window's start). Off by default: such a job could run forever, so it avoids those
+  // nodes.
+  bool start_without_estimate = false;
+};
+
 // Every knob of one Schedule() call. A value: copy it, compare it, keep one per experiment; the
 // defaults below are the default policy. Schedule() checks it with ValidatePolicy()
 // (validate.h), which names each rule; docs/policy-format.md is the same list for JSON.
@@ -215,6 +248,8 @@ struct Policy {
   Budgets budgets;
   BackfillOptions backfill;
   ConsolidationOptions consolidation;
+  HealthOptions health;
+  MaintenanceOptions maintenance;
 };
 
 // Stable names of the built-in strategies ("best-fit", "first-fit", "spread",

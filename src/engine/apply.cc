@@ -36,6 +36,34 @@ absl::Status ApplyStarts(const Decisions& decisions, Snapshot& snapshot) {
 
 absl::Status ApplyDecisions(const Decisions& decisions, Snapshot& snapshot) {
   Snapshot next = snapshot;
+  std::map<std::string, Node*, std::less<>> nodes;
+  for (Node& node : next.nodes) nodes.emplace(node.id, &node);
+  for (const NodeActionDecision& action : decisions.node_actions) {
+    auto it = nodes.find(action.node);
+    if (it == nodes.end()) {
+      return absl::FailedPreconditionError(
+          fmt::format("node_actions[{}]: no such node in the snapshot", action.node));
+    }
+    Node& node = *it->second;
+    switch (action.action) {
+      case NodeAction::kCordon:
+        node.state = NodeState::kCordoned;
+        node.state_cause = NodeStateCause::kHealth;
+        break;
+      case NodeAction::kDrain:
+        node.state = NodeState::kDraining;
+        node.state_cause = NodeStateCause::kMaintenance;
+        break;
+      case NodeAction::kUncordon:
+        node.state = NodeState::kReady;
+        node.state_cause = NodeStateCause::kHost;
+        break;
+      case NodeAction::kDiagnose:
+        node.state = NodeState::kCordoned;
+        node.state_cause = NodeStateCause::kDiagnostic;
+        break;
+    }
+  }
   std::map<std::string, Job*, std::less<>> by_id;
   for (Job& job : next.jobs) by_id.emplace(job.id, &job);
   for (const PreemptDecision& preempt : decisions.preemptions) {

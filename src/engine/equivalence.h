@@ -28,8 +28,10 @@ class EquivalenceCache {
  public:
   // `index` must outlive the cache. `with_priority`: the job's priority is part of its shape
   // (policy.preemption.enabled).
-  EquivalenceCache(const SnapshotIndex& index, bool with_priority)
-      : index_(index), with_priority_(with_priority) {}
+  // `with_estimate`: the job's remaining runtime estimate is part of its shape (a node's
+  // maintenance window lies ahead: maintenance.h).
+  EquivalenceCache(const SnapshotIndex& index, bool with_priority, bool with_estimate = false)
+      : index_(index), with_priority_(with_priority), with_estimate_(with_estimate) {}
 
   // The position (in the caller's list of pending decisions) of the decision of an earlier job
   // of the same shape as job j that failed, or nullopt.
@@ -47,6 +49,7 @@ class EquivalenceCache {
 
   const SnapshotIndex& index_;
   const bool with_priority_;
+  const bool with_estimate_;
   // The job FindFailure() last hashed, and its hash.
   int32_t hashed_job_ = kNone;
   uint64_t hashed_shape_ = 0;

@@ -103,6 +103,38 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
     std::sort(owners.begin(), owners.end());
     h.Int(static_cast<int64_t>(owners.size()));
     for (const std::string& owner : owners) h.Str(owner);
+    // Operations facts, hashed only when set, so that fingerprints of snapshots without them stay
+    // as they were.
+    std::vector<const Gpu*> erring;
+    for (const Gpu& gpu : node.gpus) {
+      if (gpu.xid_errors != 0 || gpu.ecc_errors != 0 || gpu.errors_since) erring.push_back(&gpu);
+    }
+    std::sort(erring.begin(), erring.end(),
+              [](const Gpu* a, const Gpu* b) { return a->index < b->index; });
+    for (const Gpu* gpu : erring) {
+      h.Str("gpu_errors");
+      h.Int(gpu->index);
+      h.Int(gpu->xid_errors);
+      h.Int(gpu->ecc_errors);
+      h.Opt(gpu->errors_since);
+    }
+    if (!node.maintenance.empty()) {
+      h.Str("maintenance");
+      h.Int(static_cast<int64_t>(node.maintenance.size()));
+      for (const MaintenanceWindow& window : node.maintenance) {
+        h.Int(window.start);
+        h.Int(window.end);
+      }
+    }
+    if (node.last_diagnostic) {
+      h.Str("last_diagnostic");
+      h.Int(node.last_diagnostic->time);
+      h.Int(node.last_diagnostic->passed ? 1 : 0);
+    }
+    if (node.state_cause != NodeStateCause::kHost) {
+      h.Str("state_cause");
+      h.Int(static_cast<int64_t>(node.state_cause));
+    }
   }
   h.Int(index.queue_count());
   for (int32_t q = 0; q < index.queue_count(); ++q) {
@@ -241,6 +273,24 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
     h.Int(consolidation.gain_factor);
     h.Int(consolidation.max_moves);
     h.Int(consolidation.max_plans);
+  }
+  // Hashed only when not the default, as above.
+  const HealthOptions& health = policy.health;
+  if (health.enabled || health.xid_errors_to_cordon != 0 || health.ecc_errors_to_cordon != 0 ||
+      health.diagnostic_interval_s != 0 || health.diagnostic_idle_window_s != 0 ||
+      health.max_diagnosing_nodes != 0) {
+    h.Str("health");
+    h.Int(health.enabled ? 1 : 0);
+    h.Int(health.xid_errors_to_cordon);
+    h.Int(health.ecc_errors_to_cordon);
+    h.Int(health.diagnostic_interval_s);
+    h.Int(health.diagnostic_idle_window_s);
+    h.Int(health.max_diagnosing_nodes);
+  }
+  if (policy.maintenance.drain_notice_s != 0 || policy.maintenance.start_without_estimate) {
+    h.Str("maintenance");
+    h.Int(policy.maintenance.drain_notice_s);
+    h.Int(policy.maintenance.start_without_estimate ? 1 : 0);
   }
   return fmt::format("{:016x}", h.value());
 }

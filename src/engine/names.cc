@@ -86,8 +86,24 @@ const char* PendingReasonName(PendingReason reason) {
       return "topology";
     case PendingReason::kQueueLimit:
       return "queue-limit";
+    case PendingReason::kMaintenance:
+      return "maintenance";
     case PendingReason::kBudgetExhausted:
       return "budget-exhausted";
+  }
+  return "unknown";
+}
+
+const char* NodeActionName(NodeAction action) {
+  switch (action) {
+    case NodeAction::kCordon:
+      return "cordon";
+    case NodeAction::kDrain:
+      return "drain";
+    case NodeAction::kUncordon:
+      return "uncordon";
+    case NodeAction::kDiagnose:
+      return "diagnose";
   }
   return "unknown";
 }

@@ -383,6 +383,7 @@ bool Placer::FitsOnNode(int32_t j, const TaskGroup& group, int32_t n, std::vecto
   gpus.clear();
   const JobInfo& info = index_.job(j);
   if (!state_.node_open(n) || !index_.QueueMayUseNode(info.queue, n)) return false;
+  if (windows_ != nullptr && windows_->Blocks(j, n)) return false;
   const int64_t tenant = info.tenant;
   const int64_t exclusive = state_.node_exclusive_tenant(n);
   if (exclusive != kNoTenant && exclusive != tenant) return false;

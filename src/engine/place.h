@@ -27,6 +27,7 @@
 #include "absl/container/node_hash_map.h"
 #include "gpupool/decisions.h"
 #include "gpupool/policy.h"
+#include "maintenance.h"
 #include "snapshot_index.h"
 #include "working_state.h"
 
@@ -53,6 +54,10 @@ class Placer {
 
   // The pending decision for job j, which TryStart() has just failed to place.
   PendingDecision Diagnose(int32_t j);
+
+  // From now on a node fits a job only if `gate` lets the job start there (maintenance
+  // windows). `gate` must outlive the placer; nullptr: no windows.
+  void set_window_gate(const WindowGate* gate) { windows_ = gate; }
 
  private:
   // A domain to confine a gang to: level and domain index, or none.
@@ -131,6 +136,7 @@ class Placer {
   std::vector<int64_t> memo_key_;
   // The scorer in use: the host's (policy.scorer), the mix scorer, or null.
   const PlacementScorer* scorer_ = nullptr;
+  const WindowGate* windows_ = nullptr;
   // Placements of the gang being built; truncated with the state on rollback.
   std::vector<ReplicaPlacement> building_;
   // Limit blocks met by the last TryStart(), per model tried.

@@ -4,6 +4,8 @@
 //   stage                                       files
 //   1  validate snapshot and policy; index      validate.cc, validate_jobs.cc, validate_policy.cc,
 //                                               snapshot_index.cc
+//   1b node operations: health, maintenance     node_operations.cc, maintenance.cc, lost_work.cc
+//      (cordon, drain, uncordon; jobs stopped)
 //   2  working state, running work in place     working_state.cc
 //   3  fair share: each queue's entitlement     entitlements.cc, fair_share.cc
 //   4  order pending jobs                       order.cc
@@ -13,6 +15,7 @@
 //   7  hold capacity for a starving job, and    reserve.cc; backfill into held capacity:
 //      with backfill on for the first blocked   backfill.cc
 //      jobs; backfill into held capacity
+//   7b diagnostics into idle time               node_operations.cc
 //   8  consolidate: move running jobs out of    consolidate.cc; Consolidate() here
 //      the way of a gang fragmentation blocks
 //   9  pending reasons, counterfactuals;        diagnose.cc, counterfactual.cc;
@@ -37,7 +40,10 @@
 #include "equivalence.h"
 #include "fingerprint.h"
 #include "fmt/format.h"
+#include "gpupool/apply.h"
 #include "internal/check.h"
+#include "maintenance.h"
+#include "node_operations.h"
 #include "order.h"
 #include "place.h"
 #include "preempt.h"
@@ -66,7 +72,8 @@ void SortByJob(std::vector<T>& items, const std::vector<int32_t>& jobs) {
 class Cycle {
  public:
   Cycle(const internal::SnapshotIndex& index, const Policy& policy, internal::WorkingState& state,
-        const internal::Entitlements& entitlements, Decisions& decisions)
+        const internal::Entitlements& entitlements, const internal::WindowGate& windows,
+        Decisions& decisions)
       : index_(index),
         policy_(policy),
         state_(state),
@@ -75,7 +82,9 @@ class Cycle {
         placer_(index, state, policy, counters_),
         planner_(index, state, placer_, entitlements, policy, counters_),
         reserver_(index, state, placer_, policy),
-        failed_shapes_(index, policy.preemption.enabled) {
+        windows_(windows),
+        failed_shapes_(index, policy.preemption.enabled, windows.active()) {
+    if (windows.active()) placer_.set_window_gate(&windows);
     if (policy.consolidation.enabled) {
       consolidator_.emplace(index, state, placer_, entitlements, policy, counters_);
     }
@@ -204,6 +213,10 @@ class Cycle {
   void LeavePending(int32_t j) {
     failed_shapes_.RecordFailure(j, decisions_.pending.size());
     PendingDecision pending = placer_.Diagnose(j);
+    if (ExplainMaintenance(j, pending)) {
+      AddPending(j, std::move(pending));
+      return;
+    }
     if (pending.reason == PendingReason::kInsufficientCapacity ||
         pending.reason == PendingReason::kFragmentation ||
         pending.reason == PendingReason::kTopology) {
@@ -275,6 +288,15 @@ class Cycle {
     DropPending(started_late);
   }
 
+  // Stage 1b's stops, as Preempt decisions of this cycle.
+  void AddStops(std::vector<PreemptDecision> stops) {
+    for (PreemptDecision& stop : stops) {
+      ++counters_.preemptions;
+      preempt_jobs_.push_back(index_.FindJob(stop.job));
+      decisions_.preemptions.push_back(std::move(stop));
+    }
+  }
+
   // Stage 9, last step: every decision list in job-id order.
   void Finish() {
     SortByJob(decisions_.starts, start_jobs_);
@@ -316,6 +338,45 @@ class Cycle {
     start_jobs_.push_back(j);
   }
 
+  // A job that windows keep off nodes where it would otherwise start now is pending for
+  // maintenance: the placement is tried again with the windows ignored, then rolled back. The
+  // detail names the window of the first node that placement used.
+  bool ExplainMaintenance(int32_t j, PendingDecision& pending) {
+    if (!windows_.active() || !windows_.BlocksAnywhere(j)) return false;
+    const internal::WorkingState::Mark mark = state_.Checkpoint();
+    const_cast<internal::WindowGate&>(windows_).set_ignoring(true);
+    auto placements = placer_.TryStart(j);
+    const_cast<internal::WindowGate&>(windows_).set_ignoring(false);
+    state_.Rollback(mark);
+    state_.Commit();
+    if (!placements) return false;
+    const Job& job = *index_.job(j).job;
+    const int64_t now = index_.snapshot().now;
+    for (const ReplicaPlacement& p : *placements) {
+      const int32_t n = index_.FindNode(p.node);
+      const MaintenanceWindow* window = windows_.Blocking(j, n);
+      if (window == nullptr) continue;
+      PendingDecision out;
+      out.job = job.id;
+      out.reason = PendingReason::kMaintenance;
+      const std::optional<int64_t> remaining = internal::RemainingEstimate(job);
+      out.detail = remaining
+                       ? fmt::format(
+                             "node {} could take the job now, but its maintenance window from {} "
+                             "to {} starts before the job's runtime estimate of {} s would end "
+                             "(at {}); no node without a window in the way can take it",
+                             p.node, window->start, window->end, *remaining, now + *remaining)
+                       : fmt::format(
+                             "node {} could take the job now, but it has a maintenance window "
+                             "from {} to {} and the job has no runtime estimate; no node without a "
+                             "window in the way can take it",
+                             p.node, window->start, window->end);
+      pending = std::move(out);
+      return true;
+    }
+    return false;
+  }
+
   void AddPending(int32_t j, PendingDecision&& pending) {
     decisions_.pending.push_back(std::move(pending));
     pending_jobs_.push_back(j);
@@ -329,6 +390,7 @@ class Cycle {
   internal::Placer placer_;
   internal::PreemptionPlanner planner_;
   internal::Reserver reserver_;
+  const internal::WindowGate& windows_;
   internal::EquivalenceCache failed_shapes_;
   // Only with policy.consolidation.enabled.
   std::optional<internal::Consolidator> consolidator_;
@@ -344,14 +406,30 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
   // Stage 1: validate both inputs, then index them.
   GPUPOOL_RETURN_IF_ERROR(ValidateSnapshot(snapshot));
   GPUPOOL_RETURN_IF_ERROR(ValidatePolicy(policy));
-  const internal::SnapshotIndex index(snapshot);
+  const internal::SnapshotIndex input_index(snapshot);
 
   Decisions decisions;
   decisions.policy_name = policy.name;
   decisions.policy_version = policy.version;
   decisions.scorer = policy.scorer ? std::string(policy.scorer->Name())
                                    : std::string(PlacementStrategyName(policy.placement));
-  decisions.input_fingerprint = internal::Fingerprint(index, policy);
+  decisions.input_fingerprint = internal::Fingerprint(input_index, policy);
+
+  // Stage 1b: health and maintenance close nodes and stop jobs; the rest of the cycle schedules
+  // the snapshot as it is once the host has done that (node_operations.h).
+  internal::NodeOperations operations = internal::PlanNodeOperations(input_index, policy);
+  std::optional<Snapshot> operated;
+  std::optional<internal::SnapshotIndex> operated_index;
+  if (!operations.empty()) {
+    Decisions applied;
+    applied.preemptions = operations.stops;
+    applied.node_actions = operations.node_actions;
+    operated = snapshot;
+    GPUPOOL_CHECK(ApplyDecisions(applied, *operated).ok());
+    operated_index.emplace(*operated);
+  }
+  const internal::SnapshotIndex& index = operated_index ? *operated_index : input_index;
+  const internal::WindowGate windows(index, policy);
 
   // Stage 2: working state, with running work in place.
   internal::WorkingState state(index, policy);
@@ -364,7 +442,7 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
   decisions.queue_shares = entitlements.Report();
 
   // Stage 4: pending jobs in order; stages 5, 7 (backfill), 6, 9 and 7 (reservation) for each.
-  Cycle cycle(index, policy, state, entitlements, decisions);
+  Cycle cycle(index, policy, state, entitlements, windows, decisions);
   internal::JobSequence sequence(index, policy, state, entitlements);
   for (int32_t j = sequence.Next(); j != internal::kNone; j = sequence.Next()) {
     ++decisions.counters.jobs_considered;
@@ -379,6 +457,21 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
   cycle.RetryAfterPreemption();
   // Stage 8: moves for gangs that fragmentation blocks.
   cycle.Consolidate();
+  cycle.AddStops(std::move(operations.stops));
+
+  // Stage 7b: diagnostics into idle time. One action per node: a diagnostic replaces the
+  // uncordon of a node that stage 1b opened and nothing started on.
+  std::vector<NodeActionDecision> diagnostics =
+      internal::PlanDiagnostics(index, state, policy, decisions.starts);
+  std::vector<NodeActionDecision>& actions = operations.node_actions;
+  for (NodeActionDecision& diagnose : diagnostics) {
+    std::erase_if(actions, [&](const NodeActionDecision& a) { return a.node == diagnose.node; });
+    actions.push_back(std::move(diagnose));
+  }
+  std::sort(
+      actions.begin(), actions.end(),
+      [](const NodeActionDecision& a, const NodeActionDecision& b) { return a.node < b.node; });
+  decisions.node_actions = std::move(actions);
 
   // Stage 9: pending jobs of queues over their GPU-hour budget say so; decisions in canonical
   // order.

@@ -98,6 +98,17 @@ absl::Status ValidatePolicy(const Policy& policy) {
       NotNegative(preemption.max_victim_lost_s, "preemption.max_victim_lost_s"));
   GPUPOOL_RETURN_IF_ERROR(NotNegative(preemption.min_victim_run_s, "preemption.min_victim_run_s"));
 
+  const HealthOptions& health = policy.health;
+  GPUPOOL_RETURN_IF_ERROR(NotNegative(health.xid_errors_to_cordon, "health.xid_errors_to_cordon"));
+  GPUPOOL_RETURN_IF_ERROR(NotNegative(health.ecc_errors_to_cordon, "health.ecc_errors_to_cordon"));
+  GPUPOOL_RETURN_IF_ERROR(
+      NotNegative(health.diagnostic_interval_s, "health.diagnostic_interval_s"));
+  GPUPOOL_RETURN_IF_ERROR(
+      NotNegative(health.diagnostic_idle_window_s, "health.diagnostic_idle_window_s"));
+  GPUPOOL_RETURN_IF_ERROR(NotNegative(health.max_diagnosing_nodes, "health.max_diagnosing_nodes"));
+  GPUPOOL_RETURN_IF_ERROR(
+      NotNegative(policy.maintenance.drain_notice_s, "maintenance.drain_notice_s"));
+
   const Budgets& budgets = policy.budgets;
   GPUPOOL_RETURN_IF_ERROR(NotNegative(budgets.max_candidates, "budgets.max_candidates"));
   GPUPOOL_RETURN_IF_ERROR(

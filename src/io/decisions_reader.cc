@@ -130,6 +130,20 @@ absl::Status ReadCounters(JsonValue value, const Path& path, Counters& out) {
   return ReadFields(value, path, kFields, out);
 }
 
+absl::Status ReadNodeAction(JsonValue value, const Path& path, NodeActionDecision& out) {
+  using D = NodeActionDecision;
+  static constexpr Field<D> kFields[] = {
+      {"node", ReadMember<&D::node, ReadString>, true},
+      {"action",
+       ReadMember<&D::action,
+                  internal::ReadEnumOf<internal::ParseNodeAction, internal::NodeActionNames>>,
+       true},
+      {"reason", ReadMember<&D::reason, ReadString>},
+      {"expected_empty_time", ReadMember<&D::expected_empty_time, ReadInt64>},
+  };
+  return ReadFields(value, path, kFields, out);
+}
+
 absl::Status ReadDecisions(internal::JsonObject& object, const Path& path, Decisions& out) {
   using D = Decisions;
   static constexpr Field<D> kFields[] = {
@@ -145,6 +159,7 @@ absl::Status ReadDecisions(internal::JsonObject& object, const Path& path, Decis
       {"pending", ReadMember<&D::pending, ReadArrayOf<ReadPending>>},
       {"queue_shares", ReadMember<&D::queue_shares, ReadArrayOf<ReadQueueShare>>},
       {"counters", ReadMember<&D::counters, ReadCounters>},
+      {"node_actions", ReadMember<&D::node_actions, ReadArrayOf<ReadNodeAction>>},
   };
   return internal::ReadObjectFields(object, path, kFields, out);
 }

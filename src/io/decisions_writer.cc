@@ -142,6 +142,54 @@ std::string DecisionsToJson(const Decisions& decisions) {
 
   w.Key("counters");
   WriteCounters(w, decisions.counters);
+  // Only when there are any, so that the decisions of a pool without operations read as before.
+  if (!decisions.node_actions.empty()) {
+    w.Key("node_actions");
+    w.BeginArray();
+    for (const NodeActionDecision& action : decisions.node_actions) {
+      w.BeginObject();
+      w.StringField("node", action.node);
+      w.StringField("action", NodeActionName(action.action));
+      w.StringField("reason", action.reason);
+      if (action.action == NodeAction::kDrain || action.action == NodeAction::kDiagnose) {
+        w.IntField("expected_empty_time", action.expected_empty_time);
+      }
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+  return w.Finish();
+}
+
+std::string DrainPlanToJson(const DrainPlan& plan) {
+  JsonWriter w;
+  w.BeginObject();
+  w.IntField("now", plan.now);
+  w.IntField("deadline", plan.deadline);
+  w.Key("nodes");
+  w.BeginArray();
+  for (const NodeDrain& node : plan.nodes) {
+    w.BeginObject();
+    w.StringField("node", node.node);
+    w.IntField("expected_empty_time", node.expected_empty_time);
+    w.Key("jobs");
+    w.BeginArray();
+    for (const DrainJob& job : node.jobs) {
+      w.BeginOneLineObject();
+      w.StringField("job", job.job);
+      if (job.expected_end.has_value()) w.IntField("expected_end", *job.expected_end);
+      w.BoolField("stopped", job.stopped);
+      w.IntField("lost_milli_gpu_seconds", job.lost_milli_gpu_seconds);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("stopped_jobs");
+  w.StringArray(plan.stopped_jobs);
+  w.IntField("lost_milli_gpu_seconds", plan.lost_milli_gpu_seconds);
   w.EndObject();
   return w.Finish();
 }
@@ -206,6 +254,28 @@ std::string PolicyToJson(const Policy& policy) {
     w.IntField("gain_factor", consolidation.gain_factor);
     w.IntField("max_moves", consolidation.max_moves);
     w.IntField("max_plans", consolidation.max_plans);
+    w.EndObject();
+  }
+  // The operations options only when not the defaults, so that existing policies write as before.
+  const HealthOptions& health = policy.health;
+  if (health.enabled || health.xid_errors_to_cordon != 0 || health.ecc_errors_to_cordon != 0 ||
+      health.diagnostic_interval_s != 0 || health.diagnostic_idle_window_s != 0 ||
+      health.max_diagnosing_nodes != 0) {
+    w.Key("health");
+    w.BeginOneLineObject();
+    w.BoolField("enabled", health.enabled);
+    w.IntField("xid_errors_to_cordon", health.xid_errors_to_cordon);
+    w.IntField("ecc_errors_to_cordon", health.ecc_errors_to_cordon);
+    w.IntField("diagnostic_interval_s", health.diagnostic_interval_s);
+    w.IntField("diagnostic_idle_window_s", health.diagnostic_idle_window_s);
+    w.IntField("max_diagnosing_nodes", health.max_diagnosing_nodes);
+    w.EndObject();
+  }
+  if (policy.maintenance.drain_notice_s != 0 || policy.maintenance.start_without_estimate) {
+    w.Key("maintenance");
+    w.BeginOneLineObject();
+    w.IntField("drain_notice_s", policy.maintenance.drain_notice_s);
+    w.BoolField("start_without_estimate", policy.maintenance.start_without_estimate);
     w.EndObject();
   }
   w.EndObject();

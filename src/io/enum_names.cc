@@ -15,6 +15,18 @@ constexpr std::pair<NodeState, std::string_view> kNodeStates[] = {
     {NodeState::kDraining, "draining"},
     {NodeState::kDown, "down"},
 };
+constexpr std::pair<NodeStateCause, std::string_view> kNodeStateCauses[] = {
+    {NodeStateCause::kHost, "host"},
+    {NodeStateCause::kHealth, "health"},
+    {NodeStateCause::kDiagnostic, "diagnostic"},
+    {NodeStateCause::kMaintenance, "maintenance"},
+};
+constexpr NodeAction kNodeActions[] = {
+    NodeAction::kCordon,
+    NodeAction::kDrain,
+    NodeAction::kUncordon,
+    NodeAction::kDiagnose,
+};
 constexpr std::pair<Isolation, std::string_view> kIsolations[] = {
     {Isolation::kNone, "none"},
     {Isolation::kExclusiveGpu, "exclusive-gpu"},
@@ -62,6 +74,7 @@ constexpr PendingReason kPendingReasons[] = {
     PendingReason::kNeverFits,         PendingReason::kInsufficientCapacity,
     PendingReason::kFragmentation,     PendingReason::kTopology,
     PendingReason::kQueueLimit,        PendingReason::kBudgetExhausted,
+    PendingReason::kMaintenance,
 };
 
 template <typename E, size_t N>
@@ -111,6 +124,9 @@ std::string NamesOfFn(const E (&values)[N], NameFn name_fn) {
 }  // namespace
 
 std::string_view NodeStateName(NodeState state) { return NameOf(kNodeStates, state); }
+std::string_view NodeStateCauseName(NodeStateCause cause) {
+  return NameOf(kNodeStateCauses, cause);
+}
 std::string_view IsolationName(Isolation isolation) { return NameOf(kIsolations, isolation); }
 std::string_view StrictnessName(Strictness strictness) { return NameOf(kStrictnesses, strictness); }
 std::string_view ReplicaScopeName(ReplicaScope scope) { return NameOf(kReplicaScopes, scope); }
@@ -118,6 +134,12 @@ std::string_view JobStateName(JobState state) { return NameOf(kJobStates, state)
 
 std::optional<NodeState> ParseNodeState(std::string_view name) {
   return ValueOf(kNodeStates, name);
+}
+std::optional<NodeStateCause> ParseNodeStateCause(std::string_view name) {
+  return ValueOf(kNodeStateCauses, name);
+}
+std::optional<NodeAction> ParseNodeAction(std::string_view name) {
+  return ValueOfFn(kNodeActions, NodeActionName, name);
 }
 std::optional<Isolation> ParseIsolation(std::string_view name) {
   return ValueOf(kIsolations, name);
@@ -152,6 +174,8 @@ std::optional<PendingReason> ParsePendingReason(std::string_view name) {
 }
 
 std::string NodeStateNames() { return NamesOf(kNodeStates); }
+std::string NodeStateCauseNames() { return NamesOf(kNodeStateCauses); }
+std::string NodeActionNames() { return NamesOfFn(kNodeActions, NodeActionName); }
 std::string IsolationNames() { return NamesOf(kIsolations); }
 std::string StrictnessNames() { return NamesOf(kStrictnesses); }
 std::string ReplicaScopeNames() { return NamesOf(kReplicaScopes); }

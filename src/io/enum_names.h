@@ -16,6 +16,7 @@ namespace gpupool::io::internal {
 
 // Name of each value as it appears in JSON.
 std::string_view NodeStateName(NodeState state);
+std::string_view NodeStateCauseName(NodeStateCause cause);
 std::string_view IsolationName(Isolation isolation);
 std::string_view StrictnessName(Strictness strictness);
 std::string_view ReplicaScopeName(ReplicaScope scope);
@@ -23,6 +24,8 @@ std::string_view JobStateName(JobState state);
 
 // The value with that name; nullopt for an unknown name.
 std::optional<NodeState> ParseNodeState(std::string_view name);
+std::optional<NodeStateCause> ParseNodeStateCause(std::string_view name);
+std::optional<NodeAction> ParseNodeAction(std::string_view name);
 std::optional<Isolation> ParseIsolation(std::string_view name);
 std::optional<Strictness> ParseStrictness(std::string_view name);
 std::optional<ReplicaScope> ParseReplicaScope(std::string_view name);
@@ -40,6 +43,8 @@ std::optional<PendingReason> ParsePendingReason(std::string_view name);
 // The accepted names of each enum, comma-separated in declaration order, for error messages:
 // "ready, cordoned, draining, down".
 std::string NodeStateNames();
+std::string NodeStateCauseNames();
+std::string NodeActionNames();
 std::string IsolationNames();
 std::string StrictnessNames();
 std::string ReplicaScopeNames();

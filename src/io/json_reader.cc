@@ -165,6 +165,10 @@ absl::StatusOr<bool> IsNull(JsonValue& value, const Path& path, std::string_view
 
 }  // namespace
 
+absl::StatusOr<bool> ReadNull(JsonValue& value, const Path& path, std::string_view expected) {
+  return IsNull(value, path, expected);
+}
+
 absl::Status ReadOptionalInt64(JsonValue value, const Path& path, std::optional<int64_t>& out) {
   absl::StatusOr<bool> is_null = IsNull(value, path, "an integer");
   if (!is_null.ok()) return is_null.status();

@@ -206,6 +206,26 @@ absl::Status ReadEnumOf(JsonValue value, const Path& path,
   return ReadEnum(value, path, out, Parse, Names);
 }
 
+// True when `value` is JSON null (and then consumes it); an error when it is not valid JSON.
+// `expected` names what a non-null value should be, for that error.
+absl::StatusOr<bool> ReadNull(JsonValue& value, const Path& path, std::string_view expected);
+
+// An optional object that Read reads: null (or an omitted key) leaves it unset.
+template <auto Read>
+absl::Status ReadOptionalOf(JsonValue value, const Path& path,
+                            std::optional<typename ReaderTarget<decltype(Read)>::Type>& out) {
+  absl::StatusOr<bool> is_null = ReadNull(value, path, "an object");
+  if (!is_null.ok()) return is_null.status();
+  if (*is_null) {
+    out.reset();
+    return absl::OkStatus();
+  }
+  typename ReaderTarget<decltype(Read)>::Type read_value;
+  absl::Status status = Read(value, path, read_value);
+  if (status.ok()) out = std::move(read_value);
+  return status;
+}
+
 // A replica placement object; shared by snapshots (running jobs) and decisions.
 absl::Status ReadReplicaPlacement(JsonValue value, const Path& path, ReplicaPlacement& out);
 

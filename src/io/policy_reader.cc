@@ -79,6 +79,28 @@ absl::Status ReadFairShare(JsonValue value, const Path& path, FairShareOptions& 
   return internal::ReadFields(value, path, kFields, out);
 }
 
+absl::Status ReadHealth(JsonValue value, const Path& path, HealthOptions& out) {
+  using H = HealthOptions;
+  static constexpr Field<H> kFields[] = {
+      {"enabled", ReadMember<&H::enabled, ReadBool>},
+      {"xid_errors_to_cordon", ReadMember<&H::xid_errors_to_cordon, ReadInt64>},
+      {"ecc_errors_to_cordon", ReadMember<&H::ecc_errors_to_cordon, ReadInt64>},
+      {"diagnostic_interval_s", ReadMember<&H::diagnostic_interval_s, ReadInt64>},
+      {"diagnostic_idle_window_s", ReadMember<&H::diagnostic_idle_window_s, ReadInt64>},
+      {"max_diagnosing_nodes", ReadMember<&H::max_diagnosing_nodes, ReadInt64>},
+  };
+  return internal::ReadFields(value, path, kFields, out);
+}
+
+absl::Status ReadMaintenance(JsonValue value, const Path& path, MaintenanceOptions& out) {
+  using M = MaintenanceOptions;
+  static constexpr Field<M> kFields[] = {
+      {"drain_notice_s", ReadMember<&M::drain_notice_s, ReadInt64>},
+      {"start_without_estimate", ReadMember<&M::start_without_estimate, ReadBool>},
+  };
+  return internal::ReadFields(value, path, kFields, out);
+}
+
 // "scorer" is listed so that it gets its own message instead of "unknown field".
 absl::Status RefuseScorer(JsonValue, const Path& path, Policy&) {
   return internal::PathError(path,
@@ -105,6 +127,8 @@ absl::Status ReadPolicy(internal::JsonObject& object, const Path& path, Policy& 
       {"budgets", ReadMember<&Policy::budgets, ReadBudgets>},
       {"backfill", ReadMember<&Policy::backfill, ReadBackfill>},
       {"consolidation", ReadMember<&Policy::consolidation, ReadConsolidation>},
+      {"health", ReadMember<&Policy::health, ReadHealth>},
+      {"maintenance", ReadMember<&Policy::maintenance, ReadMaintenance>},
       {"scorer", RefuseScorer},
   };
   return internal::ReadObjectFields(object, path, kFields, out);

@@ -58,6 +58,25 @@ absl::Status ReadGpu(JsonValue value, const Path& path, Gpu& out) {
       {"index", ReadMember<&Gpu::index, ReadInt32>, true},
       {"island", ReadMember<&Gpu::island, ReadInt32>},
       {"healthy", ReadMember<&Gpu::healthy, ReadBool>},
+      {"xid_errors", ReadMember<&Gpu::xid_errors, ReadInt64>},
+      {"ecc_errors", ReadMember<&Gpu::ecc_errors, ReadInt64>},
+      {"errors_since", ReadMember<&Gpu::errors_since, ReadOptionalInt64>},
+  };
+  return ReadFields(value, path, kFields, out);
+}
+
+absl::Status ReadMaintenanceWindow(JsonValue value, const Path& path, MaintenanceWindow& out) {
+  static constexpr Field<MaintenanceWindow> kFields[] = {
+      {"start", ReadMember<&MaintenanceWindow::start, ReadInt64>, true},
+      {"end", ReadMember<&MaintenanceWindow::end, ReadInt64>, true},
+  };
+  return ReadFields(value, path, kFields, out);
+}
+
+absl::Status ReadDiagnosticRun(JsonValue value, const Path& path, DiagnosticRun& out) {
+  static constexpr Field<DiagnosticRun> kFields[] = {
+      {"time", ReadMember<&DiagnosticRun::time, ReadInt64>, true},
+      {"passed", ReadMember<&DiagnosticRun::passed, ReadBool>, true},
   };
   return ReadFields(value, path, kFields, out);
 }
@@ -74,6 +93,12 @@ absl::Status ReadNode(JsonValue value, const Path& path, Node& out) {
       {"state",
        ReadMember<&Node::state, ReadEnumOf<internal::ParseNodeState, internal::NodeStateNames>>},
       {"owner_queues", ReadMember<&Node::owner_queues, ReadStringArray>},
+      {"maintenance", ReadMember<&Node::maintenance, ReadArrayOf<ReadMaintenanceWindow>>},
+      {"last_diagnostic",
+       ReadMember<&Node::last_diagnostic, internal::ReadOptionalOf<ReadDiagnosticRun>>},
+      {"state_cause",
+       ReadMember<&Node::state_cause,
+                  ReadEnumOf<internal::ParseNodeStateCause, internal::NodeStateCauseNames>>},
   };
   return ReadFields(value, path, kFields, out);
 }

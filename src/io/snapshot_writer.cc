@@ -36,6 +36,10 @@ void WriteNode(JsonWriter& w, const Node& node) {
     w.IntField("index", gpu.index);
     w.IntField("island", gpu.island);
     w.BoolField("healthy", gpu.healthy);
+    // The health facts only when set, so that snapshots without them read as before.
+    if (gpu.xid_errors != 0) w.IntField("xid_errors", gpu.xid_errors);
+    if (gpu.ecc_errors != 0) w.IntField("ecc_errors", gpu.ecc_errors);
+    if (gpu.errors_since.has_value()) w.IntField("errors_since", *gpu.errors_since);
     w.EndObject();
   }
   w.EndArray();
@@ -48,6 +52,28 @@ void WriteNode(JsonWriter& w, const Node& node) {
   w.StringField("state", internal::NodeStateName(node.state));
   w.Key("owner_queues");
   w.StringArray(node.owner_queues);
+  // Operations facts only when set (docs/operations.md).
+  if (!node.maintenance.empty()) {
+    w.Key("maintenance");
+    w.BeginArray();
+    for (const MaintenanceWindow& window : node.maintenance) {
+      w.BeginOneLineObject();
+      w.IntField("start", window.start);
+      w.IntField("end", window.end);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  if (node.last_diagnostic.has_value()) {
+    w.Key("last_diagnostic");
+    w.BeginOneLineObject();
+    w.IntField("time", node.last_diagnostic->time);
+    w.BoolField("passed", node.last_diagnostic->passed);
+    w.EndObject();
+  }
+  if (node.state_cause != NodeStateCause::kHost) {
+    w.StringField("state_cause", internal::NodeStateCauseName(node.state_cause));
+  }
   w.EndObject();
 }
 

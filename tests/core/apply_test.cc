@@ -120,3 +120,50 @@ TEST(ApplyTest, MigrationMovesTheJobAndRestartsItNow) {
 
 }  // namespace
 }  // namespace gpupool
+
+namespace gpupool {
+namespace {
+
+// Each node action sets the node's state and state_cause (apply.h); an unknown node is refused
+// and nothing changes.
+TEST(ApplyTest, NodeActionsSetStateAndCause) {
+  using ::gpupool::testing::MakeNode;
+  using ::gpupool::testing::SnapshotBuilder;
+  Node uncordoned = MakeNode("n3", "A100", 1);
+  uncordoned.state = NodeState::kDraining;
+  uncordoned.state_cause = NodeStateCause::kMaintenance;
+  Snapshot snapshot = SnapshotBuilder()
+                          .Model("A100")
+                          .Node(MakeNode("n1", "A100", 1))
+                          .Node(MakeNode("n2", "A100", 1))
+                          .Node(uncordoned)
+                          .Node(MakeNode("n4", "A100", 1))
+                          .Queue("q")
+                          .Build();
+  Decisions decisions;
+  decisions.node_actions = {{"n1", NodeAction::kCordon, "", 0},
+                            {"n2", NodeAction::kDrain, "", 50},
+                            {"n3", NodeAction::kUncordon, "", 0},
+                            {"n4", NodeAction::kDiagnose, "", 0}};
+  Snapshot next = snapshot;
+  ASSERT_TRUE(ApplyDecisions(decisions, next).ok());
+  EXPECT_EQ(next.nodes[0].state, NodeState::kCordoned);
+  EXPECT_EQ(next.nodes[0].state_cause, NodeStateCause::kHealth);
+  EXPECT_EQ(next.nodes[1].state, NodeState::kDraining);
+  EXPECT_EQ(next.nodes[1].state_cause, NodeStateCause::kMaintenance);
+  EXPECT_EQ(next.nodes[2].state, NodeState::kReady);
+  EXPECT_EQ(next.nodes[2].state_cause, NodeStateCause::kHost);
+  EXPECT_EQ(next.nodes[3].state, NodeState::kCordoned);
+  EXPECT_EQ(next.nodes[3].state_cause, NodeStateCause::kDiagnostic);
+  EXPECT_TRUE(ValidateSnapshot(next).ok());
+
+  decisions.node_actions.push_back({"n9", NodeAction::kCordon, "", 0});
+  next = snapshot;
+  const absl::Status status = ApplyDecisions(decisions, next);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(status.message(), "node_actions[n9]: no such node in the snapshot");
+  EXPECT_EQ(next.nodes[0].state, NodeState::kReady);  // unchanged
+}
+
+}  // namespace
+}  // namespace gpupool

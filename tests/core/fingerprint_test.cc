@@ -43,9 +43,10 @@ constexpr size_t AggregateMemberCount() {
 
 // Leaf fields of Policy: its own, with the option structs counted by their members.
 constexpr size_t kPolicyLeafFields =
-    AggregateMemberCount<Policy>() - 5 + AggregateMemberCount<FairShareOptions>() +
+    AggregateMemberCount<Policy>() - 7 + AggregateMemberCount<FairShareOptions>() +
     AggregateMemberCount<PreemptionOptions>() + AggregateMemberCount<Budgets>() +
-    AggregateMemberCount<BackfillOptions>() + AggregateMemberCount<ConsolidationOptions>();
+    AggregateMemberCount<BackfillOptions>() + AggregateMemberCount<ConsolidationOptions>() +
+    AggregateMemberCount<HealthOptions>() + AggregateMemberCount<MaintenanceOptions>();
 
 // One change per Policy field, each to a valid value other than the default.
 const std::vector<std::pair<std::string, std::function<void(Policy&)>>>& FieldMutators() {
@@ -90,6 +91,17 @@ const std::vector<std::pair<std::string, std::function<void(Policy&)>>>& FieldMu
           {"consolidation.gain_factor", [](Policy& p) { p.consolidation.gain_factor = 3; }},
           {"consolidation.max_moves", [](Policy& p) { p.consolidation.max_moves = 4; }},
           {"consolidation.max_plans", [](Policy& p) { p.consolidation.max_plans = 10; }},
+          {"health.enabled", [](Policy& p) { p.health.enabled = true; }},
+          {"health.xid_errors_to_cordon", [](Policy& p) { p.health.xid_errors_to_cordon = 5; }},
+          {"health.ecc_errors_to_cordon", [](Policy& p) { p.health.ecc_errors_to_cordon = 1; }},
+          {"health.diagnostic_interval_s",
+           [](Policy& p) { p.health.diagnostic_interval_s = 86400; }},
+          {"health.diagnostic_idle_window_s",
+           [](Policy& p) { p.health.diagnostic_idle_window_s = 600; }},
+          {"health.max_diagnosing_nodes", [](Policy& p) { p.health.max_diagnosing_nodes = 2; }},
+          {"maintenance.drain_notice_s", [](Policy& p) { p.maintenance.drain_notice_s = 3600; }},
+          {"maintenance.start_without_estimate",
+           [](Policy& p) { p.maintenance.start_without_estimate = true; }},
       };
   return *kMutators;
 }

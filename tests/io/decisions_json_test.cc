@@ -173,10 +173,11 @@ TEST(DecisionsJsonTest, RoundTrip) {
 }
 
 TEST(DecisionsJsonTest, EveryPendingReasonRoundTrips) {
-  for (PendingReason reason : {PendingReason::kNoAllowedGpuModel, PendingReason::kNodeRestrictions,
-                               PendingReason::kNeverFits, PendingReason::kInsufficientCapacity,
-                               PendingReason::kFragmentation, PendingReason::kTopology,
-                               PendingReason::kQueueLimit, PendingReason::kBudgetExhausted}) {
+  for (PendingReason reason :
+       {PendingReason::kNoAllowedGpuModel, PendingReason::kNodeRestrictions,
+        PendingReason::kNeverFits, PendingReason::kInsufficientCapacity,
+        PendingReason::kFragmentation, PendingReason::kTopology, PendingReason::kQueueLimit,
+        PendingReason::kBudgetExhausted, PendingReason::kMaintenance}) {
     Decisions d;
     PendingDecision pending;
     pending.job = "j";
@@ -188,6 +189,30 @@ TEST(DecisionsJsonTest, EveryPendingReasonRoundTrips) {
   }
 }
 
+TEST(DecisionsJsonTest, NodeActionsRoundTripAndAreOmittedWhenEmpty) {
+  EXPECT_EQ(DecisionsToJson(Decisions()).find("node_actions"), std::string::npos);
+  Decisions d;
+  d.node_actions = {{"n1", NodeAction::kCordon, "GPU 1 has 5 XID errors (threshold 5)", 0},
+                    {"n2", NodeAction::kDrain, "maintenance window", 4000},
+                    {"n3", NodeAction::kUncordon, "passes", 0},
+                    {"n4", NodeAction::kDiagnose, "idle", 100}};
+  const std::string text = DecisionsToJson(d);
+  EXPECT_NE(text.find(R"("action": "diagnose")"), std::string::npos) << text;
+  absl::StatusOr<Decisions> parsed = ParseDecisions(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->node_actions.size(), 4u);
+  EXPECT_EQ(parsed->node_actions[0].reason, "GPU 1 has 5 XID errors (threshold 5)");
+  EXPECT_EQ(parsed->node_actions[1].action, NodeAction::kDrain);
+  EXPECT_EQ(parsed->node_actions[1].expected_empty_time, 4000);
+  EXPECT_EQ(parsed->node_actions[3].expected_empty_time, 100);
+  EXPECT_EQ(DecisionsToJson(*parsed), text);
+  EXPECT_EQ(ParseDecisions(R"({"node_actions": [{"node": "n1", "action": "reboot"}]})")
+                .status()
+                .message(),
+            "node_actions[0].action: unknown value \"reboot\" (expected cordon, drain, "
+            "uncordon, diagnose)");
+}
+
 TEST(DecisionsJsonTest, Errors) {
   struct Case {
     const char* json;
@@ -197,7 +222,7 @@ TEST(DecisionsJsonTest, Errors) {
       {R"({"pending": [{"job": "j", "reason": "capacity"}]})",
        "pending[0].reason: unknown value \"capacity\" (expected no-allowed-gpu-model, "
        "node-restrictions, never-fits, insufficient-capacity, fragmentation, topology, "
-       "queue-limit, budget-exhausted)"},
+       "queue-limit, budget-exhausted, maintenance)"},
       {R"({"pending": [{"job": "j"}]})", "pending[0]: missing required field \"reason\""},
       {R"({"starts": [{"placements": []}]})", "starts[0]: missing required field \"job\""},
       {R"({"starts": [{"job": "j", "placements": [{"group": "g", "node": "n", "gpus": 0}]}]})",
@@ -278,6 +303,8 @@ TEST(PolicyJsonTest, RoundTrip) {
   p.preemption.reclaim_across_queues = true;
   p.preemption.victim_order = VictimOrder::kLowestPriorityFirst;
   p.fair_share.usage_half_life_s = 86400;
+  p.health = {true, 5, 1, 86400, 600, 2};
+  p.maintenance = {3600, true};
   absl::StatusOr<Policy> parsed = ParsePolicy(PolicyToJson(p));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->name, "experiment");
@@ -295,6 +322,14 @@ TEST(PolicyJsonTest, RoundTrip) {
   EXPECT_TRUE(parsed->preemption.reclaim_across_queues);
   EXPECT_EQ(parsed->preemption.victim_order, VictimOrder::kLowestPriorityFirst);
   EXPECT_EQ(parsed->fair_share.usage_half_life_s, 86400);
+  EXPECT_TRUE(parsed->health.enabled);
+  EXPECT_EQ(parsed->health.xid_errors_to_cordon, 5);
+  EXPECT_EQ(parsed->health.ecc_errors_to_cordon, 1);
+  EXPECT_EQ(parsed->health.diagnostic_interval_s, 86400);
+  EXPECT_EQ(parsed->health.diagnostic_idle_window_s, 600);
+  EXPECT_EQ(parsed->health.max_diagnosing_nodes, 2);
+  EXPECT_EQ(parsed->maintenance.drain_notice_s, 3600);
+  EXPECT_TRUE(parsed->maintenance.start_without_estimate);
   EXPECT_EQ(PolicyToJson(*parsed), PolicyToJson(p));
 }
 

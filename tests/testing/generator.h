@@ -80,6 +80,13 @@ class WeightedPicker {
 // domain).
 Snapshot GenerateRandomSnapshot(uint64_t seed);
 
+// Adds the operations facts of docs/operations.md to a valid snapshot, from its own seeded
+// stream (so GenerateRandomSnapshot's snapshots stay as they are): on some nodes XID and ECC
+// error counts on one GPU, a last diagnostic (passed or failed, at or before now), one or two
+// maintenance windows (some in progress, some ahead, some over), and on some non-ready nodes an
+// engine state cause. The snapshot stays valid.
+void AddOperationsFacts(Snapshot& snapshot, uint64_t seed);
+
 // A small multi-queue preemption scenario, for replaying many cycles (preemption_cycles_test):
 // 2-6 ready nodes of 2-4 healthy GPUs (one island each) of one or two GPU models, with ample CPU
 // and memory; a queue tree of 2-5 queues (flat, or one level of children under 1-2 parents; at
