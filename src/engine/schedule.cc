@@ -14,6 +14,7 @@
 //   8  consolidate                              (not yet)
 //   9  pending reasons, counterfactuals;        diagnose.cc, counterfactual.cc;
 //      decisions in canonical order             Finish() here; the fingerprint: fingerprint.cc
+//  10  scale advice (only with policy.scale)    scale_advice.cc, on whole cycles (RunCycle())
 //
 // Backfill into held capacity and consolidation come with later issues. Every stage step that
 // changes the working state commits its own transaction (working_state.h): Placer::Start(),
@@ -29,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "cycle.h"
 #include "entitlements.h"
 #include "equivalence.h"
 #include "fingerprint.h"
@@ -37,6 +39,7 @@
 #include "place.h"
 #include "preempt.h"
 #include "reserve.h"
+#include "scale_advice.h"
 #include "snapshot_index.h"
 #include "working_state.h"
 
@@ -216,11 +219,10 @@ class Cycle {
 
 }  // namespace
 
-absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& policy) {
-  // Stage 1: validate both inputs, then index them.
-  GPUPOOL_RETURN_IF_ERROR(ValidateSnapshot(snapshot));
-  GPUPOOL_RETURN_IF_ERROR(ValidatePolicy(policy));
-  const internal::SnapshotIndex index(snapshot);
+namespace internal {
+
+Decisions RunCycle(const Snapshot& snapshot, const Policy& policy) {
+  const SnapshotIndex index(snapshot);
 
   Decisions decisions;
   decisions.policy_name = policy.name;
@@ -257,6 +259,19 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
   // order.
   entitlements.ExplainBudgets(decisions.pending);
   cycle.Finish();
+  return decisions;
+}
+
+}  // namespace internal
+
+absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& policy) {
+  // Stage 1: validate both inputs (the scale templates against the snapshot they would join).
+  GPUPOOL_RETURN_IF_ERROR(ValidateSnapshot(snapshot));
+  GPUPOOL_RETURN_IF_ERROR(ValidatePolicy(policy));
+  GPUPOOL_RETURN_IF_ERROR(ValidateScaleTemplates(snapshot, policy));
+  Decisions decisions = internal::RunCycle(snapshot, policy);
+  // Stage 10: scale advice, from cycles simulated on copies of the snapshot.
+  if (policy.scale) decisions.scale_advice = internal::AdviseScale(snapshot, policy, decisions);
   return decisions;
 }
 

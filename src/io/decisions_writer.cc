@@ -24,6 +24,30 @@ void WriteCounters(JsonWriter& w, const Counters& counters) {
   w.EndObject();
 }
 
+// Written only when the policy has a scale object, after the counters.
+void WriteScaleAdvice(JsonWriter& w, const ScaleAdvice& advice) {
+  w.Key("scale_advice");
+  w.BeginObject();
+  w.Key("add");
+  w.BeginArray();
+  for (const ScaleAdd& add : advice.add) {
+    w.BeginOneLineObject();
+    w.StringField("template", add.template_name);
+    w.IntField("count", add.count);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("release");
+  w.StringArray(advice.release);
+  w.Key("covers");
+  w.StringArray(advice.covers);
+  w.IntField("cost_per_hour_micro", advice.cost_per_hour_micro);
+  w.BoolField("cheapest", advice.cheapest);
+  w.IntField("simulations", advice.simulations);
+  w.BoolField("budget_exhausted", advice.budget_exhausted);
+  w.EndObject();
+}
+
 }  // namespace
 
 std::string DecisionsToJson(const Decisions& decisions) {
@@ -132,6 +156,7 @@ std::string DecisionsToJson(const Decisions& decisions) {
 
   w.Key("counters");
   WriteCounters(w, decisions.counters);
+  if (decisions.scale_advice) WriteScaleAdvice(w, *decisions.scale_advice);
   w.EndObject();
   return w.Finish();
 }
@@ -168,6 +193,25 @@ std::string PolicyToJson(const Policy& policy) {
   w.IntField("max_preemption_plans", policy.budgets.max_preemption_plans);
   w.IntField("max_counterfactual_plans", policy.budgets.max_counterfactual_plans);
   w.EndObject();
+  if (policy.scale) {
+    w.Key("scale");
+    w.BeginObject();
+    w.Key("templates");
+    w.BeginArray();
+    for (const NodeTemplate& t : policy.scale->templates) {
+      w.BeginObject();
+      w.StringField("name", t.name);
+      w.Key("node");
+      internal::WriteNode(w, t.node, /*with_id=*/false);
+      w.IntField("max_count", t.max_count);
+      w.Key("cost_per_hour");
+      w.Fixed(t.cost_per_hour_micro, 6);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.IntField("max_simulations", policy.scale->max_simulations);
+    w.EndObject();
+  }
   w.EndObject();
   return w.Finish();
 }

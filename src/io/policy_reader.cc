@@ -52,6 +52,25 @@ absl::Status ReadFairShare(JsonValue value, const Path& path, FairShareOptions& 
   return internal::ReadFields(value, path, kFields, out);
 }
 
+absl::Status ReadTemplate(JsonValue value, const Path& path, NodeTemplate& out) {
+  static constexpr Field<NodeTemplate> kFields[] = {
+      {"name", ReadMember<&NodeTemplate::name, ReadString>, true},
+      {"node", ReadMember<&NodeTemplate::node, internal::ReadNodeWithoutId>, true},
+      {"max_count", ReadMember<&NodeTemplate::max_count, ReadInt32>, true},
+      {"cost_per_hour", ReadMember<&NodeTemplate::cost_per_hour_micro, internal::ReadMicros>},
+  };
+  return internal::ReadFields(value, path, kFields, out);
+}
+
+absl::Status ReadScale(JsonValue value, const Path& path, std::optional<ScaleOptions>& out) {
+  static constexpr Field<ScaleOptions> kFields[] = {
+      {"templates", ReadMember<&ScaleOptions::templates, internal::ReadArrayOf<ReadTemplate>>},
+      {"max_simulations", ReadMember<&ScaleOptions::max_simulations, ReadInt64>},
+  };
+  out.emplace();
+  return internal::ReadFields(value, path, kFields, *out);
+}
+
 // "scorer" is listed so that it gets its own message instead of "unknown field".
 absl::Status RefuseScorer(JsonValue, const Path& path, Policy&) {
   return internal::PathError(path,
@@ -76,6 +95,7 @@ absl::Status ReadPolicy(internal::JsonObject& object, const Path& path, Policy& 
       {"fair_share", ReadMember<&Policy::fair_share, ReadFairShare>},
       {"preemption", ReadMember<&Policy::preemption, ReadPreemption>},
       {"budgets", ReadMember<&Policy::budgets, ReadBudgets>},
+      {"scale", ReadMember<&Policy::scale, ReadScale>},
       {"scorer", RefuseScorer},
   };
   return internal::ReadObjectFields(object, path, kFields, out);

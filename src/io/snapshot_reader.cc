@@ -62,9 +62,16 @@ absl::Status ReadGpu(JsonValue value, const Path& path, Gpu& out) {
   return ReadFields(value, path, kFields, out);
 }
 
-absl::Status ReadNode(JsonValue value, const Path& path, Node& out) {
+// "id" in a scale template's node gets its own message instead of "unknown field".
+absl::Status RefuseNodeId(JsonValue, const Path& path, Node&) {
+  return internal::PathError(path, "a template node has no id (the host names the nodes it adds)");
+}
+
+template <bool kWithId>
+absl::Status ReadNodeFields(JsonValue value, const Path& path, Node& out) {
   static constexpr Field<Node> kFields[] = {
-      {"id", ReadMember<&Node::id, ReadString>, true},
+      kWithId ? Field<Node>{"id", ReadMember<&Node::id, ReadString>, true}
+              : Field<Node>{"id", RefuseNodeId},
       {"gpu_model", ReadMember<&Node::gpu_model, ReadString>},
       {"gpus", ReadMember<&Node::gpus, ReadArrayOf<ReadGpu>>},
       {"cpu_milli", ReadMember<&Node::cpu_milli, ReadInt64>},
@@ -76,6 +83,10 @@ absl::Status ReadNode(JsonValue value, const Path& path, Node& out) {
       {"owner_queues", ReadMember<&Node::owner_queues, ReadStringArray>},
   };
   return ReadFields(value, path, kFields, out);
+}
+
+absl::Status ReadNode(JsonValue value, const Path& path, Node& out) {
+  return ReadNodeFields<true>(value, path, out);
 }
 
 absl::Status ReadQuota(JsonValue value, const Path& path, Quota& out) {
@@ -193,6 +204,10 @@ absl::Status ReadSnapshot(internal::JsonObject& object, const Path& path, Snapsh
 }
 
 }  // namespace
+
+absl::Status internal::ReadNodeWithoutId(JsonValue value, const Path& path, Node& out) {
+  return ReadNodeFields<false>(value, path, out);
+}
 
 absl::StatusOr<Snapshot> ParseSnapshot(std::string_view json) {
   return internal::ParseDocument<Snapshot>(json, ReadSnapshot);

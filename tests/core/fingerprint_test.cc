@@ -48,38 +48,41 @@ constexpr size_t kPolicyLeafFields =
 
 // One change per Policy field, each to a valid value other than the default.
 const std::vector<std::pair<std::string, std::function<void(Policy&)>>>& FieldMutators() {
-  static const auto* const kMutators =
-      new std::vector<std::pair<std::string, std::function<void(Policy&)>>>{
-          {"name", [](Policy& p) { p.name = "other"; }},
-          {"version", [](Policy& p) { p.version = 2; }},
-          {"placement", [](Policy& p) { p.placement = PlacementStrategy::kSpread; }},
-          {"scorer", [](Policy& p) { p.scorer = MakeGpuPackingScorer(); }},
-          {"job_order", [](Policy& p) { p.job_order = JobOrder::kLeastAttainedService; }},
-          {"las_thresholds_gpu_seconds",
-           [](Policy& p) {
-             p.las_thresholds_gpu_seconds = {3250, 7201};
-           }},
-          {"starvation_bound_s", [](Policy& p) { p.starvation_bound_s = 600; }},
-          {"queue_order", [](Policy& p) { p.queue_order = QueueOrder::kFairShare; }},
-          {"fair_share.usage_half_life_s",
-           [](Policy& p) { p.fair_share.usage_half_life_s = 3600; }},
-          {"preemption.enabled", [](Policy& p) { p.preemption.enabled = true; }},
-          {"preemption.checkpoint_grace_s",
-           [](Policy& p) { p.preemption.checkpoint_grace_s = 30; }},
-          {"preemption.reclaim_across_queues",
-           [](Policy& p) { p.preemption.reclaim_across_queues = true; }},
-          {"preemption.reclaim_lower_priority_only",
-           [](Policy& p) { p.preemption.reclaim_lower_priority_only = true; }},
-          {"preemption.victim_order",
-           [](Policy& p) { p.preemption.victim_order = VictimOrder::kLowestPriorityFirst; }},
-          {"preemption.max_victim_lost_s", [](Policy& p) { p.preemption.max_victim_lost_s = 900; }},
-          {"preemption.min_victim_run_s", [](Policy& p) { p.preemption.min_victim_run_s = 300; }},
-          {"preemption.starving_outrank", [](Policy& p) { p.preemption.starving_outrank = false; }},
-          {"budgets.max_candidates", [](Policy& p) { p.budgets.max_candidates = 1000; }},
-          {"budgets.max_preemption_plans", [](Policy& p) { p.budgets.max_preemption_plans = 100; }},
-          {"budgets.max_counterfactual_plans",
-           [](Policy& p) { p.budgets.max_counterfactual_plans = 0; }},
-      };
+  static const auto* const kMutators = new std::vector<
+      std::pair<std::string, std::function<void(Policy&)>>>{
+      {"name", [](Policy& p) { p.name = "other"; }},
+      {"version", [](Policy& p) { p.version = 2; }},
+      {"placement", [](Policy& p) { p.placement = PlacementStrategy::kSpread; }},
+      {"scorer", [](Policy& p) { p.scorer = MakeGpuPackingScorer(); }},
+      {"job_order", [](Policy& p) { p.job_order = JobOrder::kLeastAttainedService; }},
+      {"las_thresholds_gpu_seconds",
+       [](Policy& p) {
+         p.las_thresholds_gpu_seconds = {3250, 7201};
+       }},
+      {"starvation_bound_s", [](Policy& p) { p.starvation_bound_s = 600; }},
+      {"queue_order", [](Policy& p) { p.queue_order = QueueOrder::kFairShare; }},
+      {"fair_share.usage_half_life_s", [](Policy& p) { p.fair_share.usage_half_life_s = 3600; }},
+      {"preemption.enabled", [](Policy& p) { p.preemption.enabled = true; }},
+      {"preemption.checkpoint_grace_s", [](Policy& p) { p.preemption.checkpoint_grace_s = 30; }},
+      {"preemption.reclaim_across_queues",
+       [](Policy& p) { p.preemption.reclaim_across_queues = true; }},
+      {"preemption.reclaim_lower_priority_only",
+       [](Policy& p) { p.preemption.reclaim_lower_priority_only = true; }},
+      {"preemption.victim_order",
+       [](Policy& p) { p.preemption.victim_order = VictimOrder::kLowestPriorityFirst; }},
+      {"preemption.max_victim_lost_s", [](Policy& p) { p.preemption.max_victim_lost_s = 900; }},
+      {"preemption.min_victim_run_s", [](Policy& p) { p.preemption.min_victim_run_s = 300; }},
+      {"preemption.starving_outrank", [](Policy& p) { p.preemption.starving_outrank = false; }},
+      {"budgets.max_candidates", [](Policy& p) { p.budgets.max_candidates = 1000; }},
+      {"budgets.max_preemption_plans", [](Policy& p) { p.budgets.max_preemption_plans = 100; }},
+      {"budgets.max_counterfactual_plans",
+       [](Policy& p) { p.budgets.max_counterfactual_plans = 0; }},
+      {"scale",
+       [](Policy& p) {
+         p.scale.emplace();
+         p.scale->templates.push_back(NodeTemplate{"a100", MakeNode("", "A100", 8), 2, 1000000});
+       }},
+  };
   return *kMutators;
 }
 
