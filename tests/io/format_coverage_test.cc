@@ -35,7 +35,7 @@ TEST(FormatCoverageTest, EveryStructHasTheFieldsTheFormatKnows) {
       {"TopologyConstraint", sizeof(TopologyConstraint), 56},
       {"Checkpointing", sizeof(Checkpointing), 40},
       {"ReplicaPlacement", sizeof(ReplicaPlacement), 104},
-      {"Decisions", sizeof(Decisions), 352},
+      {"Decisions", sizeof(Decisions), 464},
       {"StartDecision", sizeof(StartDecision), 56},
       {"PreemptDecision", sizeof(PreemptDecision), 104},
       {"MigrateDecision", sizeof(MigrateDecision), 80},
@@ -44,10 +44,14 @@ TEST(FormatCoverageTest, EveryStructHasTheFieldsTheFormatKnows) {
       {"PendingDecision", sizeof(PendingDecision), 200},
       {"QueueShare", sizeof(QueueShare), 104},
       {"Counters", sizeof(Counters), 80},
-      {"Policy", sizeof(Policy), 184},
+      {"Policy", sizeof(Policy), 224},
       {"Budgets", sizeof(Budgets), 24},
       {"PreemptionOptions", sizeof(PreemptionOptions), 48},
       {"FairShareOptions", sizeof(FairShareOptions), 8},
+      {"ScaleOptions", sizeof(ScaleOptions), 32},
+      {"NodeTemplate", sizeof(NodeTemplate), 232},
+      {"ScaleAdvice", sizeof(ScaleAdvice), 104},
+      {"ScaleAdd", sizeof(ScaleAdd), 40},
   };
   for (const Expected& s : kStructs) {
     EXPECT_EQ(s.actual, s.expected)
