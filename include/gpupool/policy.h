@@ -113,12 +113,25 @@ struct PreemptionOptions {
   bool starving_outrank = true;
 };
 
+// What a spent GPU-hour budget (Queue::budget_milli_gpu_seconds, docs/budgets.md) does.
+enum class BudgetEnforcement {
+  // Default. A queue over its budget, or below one that is, loses its guarantees for the cycle
+  // (fair share and the preemption rules), may still borrow idle GPUs, is reclaimed first, and
+  // its pending jobs say so.
+  kEnforce,
+  // Showback: the queue is reported over budget (queue_shares, metrics, pending details) but
+  // keeps its guarantees and is reclaimed like any other queue.
+  kReportOnly,
+};
+
 // Fair share (docs/engine.md, stage 3): each queue's entitlement per GPU model, from guarantees,
 // limits, over-quota weights and demand (docs/fair-share.md states the rules).
 struct FairShareOptions {
   // When positive, a queue's over-quota weight is divided by 1 + decayed_usage / (pool capacity
   // x half-life): heavy past users get a smaller share of the surplus. 0: no decay.
   int64_t usage_half_life_s = 0;
+  // What a spent GPU-hour budget does (see BudgetEnforcement).
+  BudgetEnforcement gpu_hour_budgets = BudgetEnforcement::kEnforce;
 };
 
 // One kind of node the host could add to the pool (scale advice, docs/operations.md).
@@ -183,6 +196,8 @@ const char* JobOrderName(JobOrder order);
 const char* QueueOrderName(QueueOrder order);
 // Stable names of the victim orders ("cheapest-first", "lowest-priority-first").
 const char* VictimOrderName(VictimOrder order);
+// Stable names of the budget enforcements ("enforce", "report-only").
+const char* BudgetEnforcementName(BudgetEnforcement enforcement);
 
 }  // namespace gpupool
 

@@ -12,7 +12,9 @@ namespace gpupool::internal {
 
 Entitlements::Entitlements(const SnapshotIndex& index, const WorkingState& state,
                            const Policy& policy)
-    : index_(index), slots_(static_cast<size_t>(index.model_count()) + 1) {
+    : index_(index),
+      slots_(static_cast<size_t>(index.model_count()) + 1),
+      enforce_budgets_(policy.fair_share.gpu_hour_budgets == BudgetEnforcement::kEnforce) {
   const int32_t queues = index.queue_count();
   const int32_t models = index.model_count();
   const int32_t any = index.any_model_slot();
@@ -60,7 +62,7 @@ Entitlements::Entitlements(const SnapshotIndex& index, const WorkingState& state
     for (const Quota& quota : queue.quotas) {
       const int32_t slot = quota.gpu_model == kAnyGpuModel ? any : index.FindModel(quota.gpu_model);
       if (slot == kNone) continue;
-      const int64_t guaranteed = over_budget(q) ? 0 : quota.guaranteed_milli;
+      const int64_t guaranteed = budget_enforced(q) ? 0 : quota.guaranteed_milli;
       input.guaranteed_milli[At(q, slot)] = guaranteed;
       guaranteed_[At(q, slot)] = guaranteed;
       if (quota.limit_milli) input.limit_milli[At(q, slot)] = *quota.limit_milli;
@@ -138,6 +140,14 @@ void Entitlements::ExplainBudgets(std::vector<PendingDecision>& pending) const {
     const int32_t spent = budget_queue_[q];
     if (spent == kNone) continue;
     const Queue& queue = index_.queue(spent);
+    if (!enforce_budgets_) {
+      decision.detail += fmt::format(
+          "; queue {} is over its GPU-hour budget ({} of {} GPU-hours used this period), which "
+          "the policy only reports (fair_share.gpu_hour_budgets: report-only)",
+          queue.id, GpuHours(queue.budget_used_milli_gpu_seconds),
+          GpuHours(*queue.budget_milli_gpu_seconds));
+      continue;
+    }
     decision.detail += fmt::format(
         "; queue {} is over its GPU-hour budget ({} of {} GPU-hours used this period), so {} no "
         "guarantee: its jobs run only on idle GPUs and are the first reclaimed",

@@ -14,7 +14,9 @@
 // (Queue::OverOwnBudget), has its guarantees taken as 0 for the cycle, in fair share and in the
 // preemption rules alike: it keeps only what the surplus gives it (idle GPUs, if it may
 // borrow), and nothing protects its running work from reclaim. guaranteed() is that effective
-// guarantee; Report() says so through QueueShare::over_budget.
+// guarantee; Report() says so through QueueShare::over_budget. With the policy's
+// fair_share.gpu_hour_budgets at report-only, a queue over budget is only reported: its
+// guarantees stand and it is reclaimed like any other.
 #ifndef GPUPOOL_ENTITLEMENTS_H_
 #define GPUPOOL_ENTITLEMENTS_H_
 
@@ -40,6 +42,10 @@ class Entitlements {
   // nearest, q itself first), kNone when neither.
   bool over_budget(int32_t q) const { return budget_queue_[q] != kNone; }
   int32_t budget_queue(int32_t q) const { return budget_queue_[q]; }
+  // Whether the budget has consequences for queue q this cycle: it is over budget and the
+  // policy enforces budgets (fair_share.gpu_hour_budgets). Only then is its guarantee 0 and are
+  // its jobs reclaimed first; under report-only, over_budget() is reported and nothing else.
+  bool budget_enforced(int32_t q) const { return enforce_budgets_ && over_budget(q); }
 
   // The rows for Decisions::queue_shares.
   std::vector<QueueShare> Report() const;
@@ -58,6 +64,7 @@ class Entitlements {
   size_t slots_;
   std::vector<int64_t> entitlement_, usage_, demand_, guaranteed_;
   std::vector<int32_t> budget_queue_;
+  bool enforce_budgets_;
 };
 
 }  // namespace gpupool::internal

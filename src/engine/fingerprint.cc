@@ -212,6 +212,11 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
     h.Str("max_counterfactual_plans");
     h.Int(policy.budgets.max_counterfactual_plans);
   }
+  // Hashed only when it is not the default (enforce), as above.
+  if (policy.fair_share.gpu_hour_budgets != FairShareOptions{}.gpu_hour_budgets) {
+    h.Str("gpu_hour_budgets");
+    h.Int(static_cast<int64_t>(policy.fair_share.gpu_hour_budgets));
+  }
   // Hashed only when set (the scale advice is part of the decisions then), as above. Templates
   // in name order (names are unique), so their order in the policy does not matter.
   if (policy.scale) {

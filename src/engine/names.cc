@@ -48,6 +48,16 @@ const char* VictimOrderName(VictimOrder order) {
   return "unknown";
 }
 
+const char* BudgetEnforcementName(BudgetEnforcement enforcement) {
+  switch (enforcement) {
+    case BudgetEnforcement::kEnforce:
+      return "enforce";
+    case BudgetEnforcement::kReportOnly:
+      return "report-only";
+  }
+  return "unknown";
+}
+
 const char* PendingReasonName(PendingReason reason) {
   switch (reason) {
     case PendingReason::kNoAllowedGpuModel:

@@ -136,6 +136,14 @@ absl::Status ValidatePolicy(const Policy& policy) {
   }
   GPUPOOL_RETURN_IF_ERROR(
       NotNegative(policy.fair_share.usage_half_life_s, "fair_share.usage_half_life_s"));
+  switch (policy.fair_share.gpu_hour_budgets) {
+    case BudgetEnforcement::kEnforce:
+    case BudgetEnforcement::kReportOnly:
+      break;
+    default:
+      return UnknownValue("fair_share.gpu_hour_budgets",
+                          static_cast<int>(policy.fair_share.gpu_hour_budgets));
+  }
 
   const PreemptionOptions& preemption = policy.preemption;
   GPUPOOL_RETURN_IF_ERROR(

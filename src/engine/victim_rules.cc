@@ -16,7 +16,7 @@ namespace gpupool::internal {
 
 bool VictimRules::WithinBudget(int32_t v) const {
   const int32_t q = index_.job(v).queue;
-  return q == kNone || !entitlements_.over_budget(q);
+  return q == kNone || !entitlements_.budget_enforced(q);
 }
 
 VictimRules::VictimRules(const SnapshotIndex& index, const WorkingState& state,

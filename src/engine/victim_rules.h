@@ -87,8 +87,9 @@ class VictimRules {
   int64_t LostSeconds(int32_t v) const;
   // Milli-GPU-seconds running job v would lose if evicted now, restore time included.
   int64_t VictimCost(int32_t v) const { return cost_[v] >= 0 ? cost_[v] : ComputeVictimCost(v); }
-  // Whether running job v's queue is within its GPU-hour budget (Entitlements::over_budget):
-  // victims of over-budget queues are taken before any others (docs/budgets.md).
+  // Whether running job v's queue is within its GPU-hour budget, or the policy only reports
+  // budgets (Entitlements::budget_enforced): victims of queues over an enforced budget are taken
+  // before any others (docs/budgets.md).
   bool WithinBudget(int32_t v) const;
   // Milli-GPUs running job v holds (0 for a job that does not run).
   int64_t Milli(int32_t v) const {

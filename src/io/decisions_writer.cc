@@ -175,6 +175,7 @@ std::string PolicyToJson(const Policy& policy) {
   w.Key("fair_share");
   w.BeginOneLineObject();
   w.IntField("usage_half_life_s", policy.fair_share.usage_half_life_s);
+  w.StringField("gpu_hour_budgets", BudgetEnforcementName(policy.fair_share.gpu_hour_budgets));
   w.EndObject();
   w.Key("preemption");
   w.BeginOneLineObject();

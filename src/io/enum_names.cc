@@ -45,6 +45,8 @@ constexpr VictimOrder kVictimOrders[] = {
     VictimOrder::kCheapestFirst,
     VictimOrder::kLowestPriorityFirst,
 };
+constexpr BudgetEnforcement kBudgetEnforcements[] = {BudgetEnforcement::kEnforce,
+                                                     BudgetEnforcement::kReportOnly};
 constexpr PlacementStrategy kPlacementStrategies[] = {
     PlacementStrategy::kBestFit,
     PlacementStrategy::kFirstFit,
@@ -131,6 +133,9 @@ std::optional<QueueOrder> ParseQueueOrder(std::string_view name) {
 std::optional<VictimOrder> ParseVictimOrder(std::string_view name) {
   return ValueOfFn(kVictimOrders, VictimOrderName, name);
 }
+std::optional<BudgetEnforcement> ParseBudgetEnforcement(std::string_view name) {
+  return ValueOfFn(kBudgetEnforcements, BudgetEnforcementName, name);
+}
 std::optional<PlacementStrategy> ParsePlacementStrategy(std::string_view name) {
   return ValueOfFn(kPlacementStrategies, PlacementStrategyName, name);
 }
@@ -146,6 +151,9 @@ std::string JobStateNames() { return NamesOf(kJobStates); }
 std::string JobOrderNames() { return NamesOfFn(kJobOrders, JobOrderName); }
 std::string QueueOrderNames() { return NamesOfFn(kQueueOrders, QueueOrderName); }
 std::string VictimOrderNames() { return NamesOfFn(kVictimOrders, VictimOrderName); }
+std::string BudgetEnforcementNames() {
+  return NamesOfFn(kBudgetEnforcements, BudgetEnforcementName);
+}
 std::string PlacementStrategyNames() {
   return NamesOfFn(kPlacementStrategies, PlacementStrategyName);
 }

@@ -32,6 +32,7 @@ std::optional<JobState> ParseJobState(std::string_view name);
 std::optional<JobOrder> ParseJobOrder(std::string_view name);
 std::optional<QueueOrder> ParseQueueOrder(std::string_view name);
 std::optional<VictimOrder> ParseVictimOrder(std::string_view name);
+std::optional<BudgetEnforcement> ParseBudgetEnforcement(std::string_view name);
 std::optional<PlacementStrategy> ParsePlacementStrategy(std::string_view name);
 std::optional<PendingReason> ParsePendingReason(std::string_view name);
 
@@ -45,6 +46,7 @@ std::string JobStateNames();
 std::string JobOrderNames();
 std::string QueueOrderNames();
 std::string VictimOrderNames();
+std::string BudgetEnforcementNames();
 std::string PlacementStrategyNames();
 std::string PendingReasonNames();
 

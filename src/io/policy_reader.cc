@@ -48,6 +48,9 @@ absl::Status ReadPreemption(JsonValue value, const Path& path, PreemptionOptions
 absl::Status ReadFairShare(JsonValue value, const Path& path, FairShareOptions& out) {
   static constexpr Field<FairShareOptions> kFields[] = {
       {"usage_half_life_s", ReadMember<&FairShareOptions::usage_half_life_s, ReadInt64>},
+      {"gpu_hour_budgets",
+       ReadMember<&FairShareOptions::gpu_hour_budgets,
+                  ReadEnumOf<internal::ParseBudgetEnforcement, internal::BudgetEnforcementNames>>},
   };
   return internal::ReadFields(value, path, kFields, out);
 }

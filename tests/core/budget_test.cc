@@ -133,44 +133,90 @@ TEST(BudgetTest, ParentOverBudgetTakesTheChildsGuarantee) {
                                          "guarantee"));
 }
 
+// Four GPUs: team-a (budget of one GPU-hour, spent when `a_over_budget`) and team-b (no guarantee)
+// each run two one-GPU jobs, team-b's just checkpointed; team-c, guaranteed two GPUs, waits
+// with two jobs.
+Snapshot ThreeTeams(bool a_over_budget) {
+  Queue a{.id = "team-a", .budget_milli_gpu_seconds = kGpuHour};
+  if (a_over_budget) a.budget_used_milli_gpu_seconds = kGpuHour;
+  SnapshotBuilder builder;
+  builder.Now(10'000).Model("A100").Node(MakeNode("n1", "A100", 4)).Queue(a).Queue("team-b");
+  builder.Queue(Guaranteed("team-c", 2000));
+  for (int i = 0; i < 2; ++i) {
+    builder.Job(MakeRunningJob("a" + std::to_string(i), "team-a", GpuRequest(1000),
+                               {Placement("n1", {i})}, /*start_time=*/0));
+    Job b = MakeRunningJob("b" + std::to_string(i), "team-b", GpuRequest(1000),
+                           {Placement("n1", {2 + i})}, /*start_time=*/0);
+    b.checkpointing = {.interval_s = 600, .last_checkpoint_time = 9'990};
+    builder.Job(b);
+  }
+  builder.Job(MakePendingJob("c0", "team-c", GpuRequest(1000)));
+  builder.Job(MakePendingJob("c1", "team-c", GpuRequest(1000)));
+  return builder.Build();
+}
+
 // Reclaim takes over-budget queues' jobs first, even when a within-budget queue's are cheaper.
 // 4 GPUs: "team-a" (over budget) and "team-b" each run two one-GPU jobs; team-a's would lose
 // 10,000 s of work, team-b's 10 s (they just checkpointed). "team-c", guaranteed two GPUs, has
 // two pending one-GPU jobs, so a and b are each entitled to one GPU and hold one more: the first
 // reclaim (for c0) may take from either, and the second then takes from the other.
 TEST(BudgetTest, OverBudgetQueueIsReclaimedFirst) {
-  auto pool = [](bool a_over_budget) {
-    Queue a{.id = "team-a", .budget_milli_gpu_seconds = kGpuHour};
-    if (a_over_budget) a.budget_used_milli_gpu_seconds = kGpuHour;
-    SnapshotBuilder builder;
-    builder.Now(10'000).Model("A100").Node(MakeNode("n1", "A100", 4)).Queue(a).Queue("team-b");
-    builder.Queue(Guaranteed("team-c", 2000));
-    for (int i = 0; i < 2; ++i) {
-      builder.Job(MakeRunningJob("a" + std::to_string(i), "team-a", GpuRequest(1000),
-                                 {Placement("n1", {i})}, /*start_time=*/0));
-      Job b = MakeRunningJob("b" + std::to_string(i), "team-b", GpuRequest(1000),
-                             {Placement("n1", {2 + i})}, /*start_time=*/0);
-      b.checkpointing = {.interval_s = 600, .last_checkpoint_time = 9'990};
-      builder.Job(b);
-    }
-    builder.Job(MakePendingJob("c0", "team-c", GpuRequest(1000)));
-    builder.Job(MakePendingJob("c1", "team-c", GpuRequest(1000)));
-    return builder.Build();
-  };
   auto victim_for = [](const Decisions& d, const std::string& job) -> std::string {
     for (const PreemptDecision& p : d.preemptions) {
       if (p.for_job == job) return p.job;
     }
     return "(none)";
   };
-  absl::StatusOr<Decisions> d = Schedule(pool(/*a_over_budget=*/false), Reclaim());
+  absl::StatusOr<Decisions> d = Schedule(ThreeTeams(/*a_over_budget=*/false), Reclaim());
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(victim_for(*d, "c0"), "b0");  // the cheapest
   EXPECT_EQ(victim_for(*d, "c1"), "a0");
-  d = Schedule(pool(/*a_over_budget=*/true), Reclaim());
+  d = Schedule(ThreeTeams(/*a_over_budget=*/true), Reclaim());
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(victim_for(*d, "c0"), "a0");  // over budget goes first, though dearer
   EXPECT_EQ(victim_for(*d, "c1"), "b0");
+}
+
+// Report-only (policy fair_share.gpu_hour_budgets): the same over-budget pool as above, but the
+// queue keeps its guarantee of 4 GPUs, so nothing of team-a's is reclaimed; the budget is still
+// reported in queue_shares and in the detail of team-a's pending job.
+TEST(BudgetTest, ReportOnlyKeepsTheGuaranteeAndReportsTheBudget) {
+  Policy policy = Reclaim();
+  policy.fair_share.gpu_hour_budgets = BudgetEnforcement::kReportOnly;
+  absl::StatusOr<Decisions> d = Schedule(FullPool(20 * kGpuHour), policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->preemptions.empty());
+  const QueueShare* a = Share(*d, "team-a");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->guaranteed_milli, 4000);
+  EXPECT_TRUE(a->over_budget);
+
+  // A pending job of the over-budget queue is told, with the figures, that nothing follows.
+  Snapshot snapshot = FullPool(20 * kGpuHour);
+  snapshot.jobs.push_back(MakePendingJob("a-next", "team-a", GpuRequest(1000)));
+  d = Schedule(snapshot, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  const PendingDecision* pending = FindPending(*d, "a-next");
+  ASSERT_NE(pending, nullptr);
+  EXPECT_THAT(pending->detail,
+              HasSubstr("; queue team-a is over its GPU-hour budget (20.00 of 10.00 GPU-hours "
+                        "used this period), which the policy only reports "
+                        "(fair_share.gpu_hour_budgets: report-only)"));
+}
+
+// Report-only takes away the over-budget queue's place at the front of the victim order: the
+// over-budget pool of OverBudgetQueueIsReclaimedFirst loses the same victims as the pool within
+// budget, the cheapest first.
+TEST(BudgetTest, ReportOnlyDoesNotReclaimOverBudgetQueuesFirst) {
+  Policy policy = Reclaim();
+  policy.fair_share.gpu_hour_budgets = BudgetEnforcement::kReportOnly;
+  absl::StatusOr<Decisions> d = Schedule(ThreeTeams(/*a_over_budget=*/true), policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->preemptions.size(), 2u);
+  EXPECT_EQ(d->preemptions[0].job, "a0");
+  EXPECT_EQ(d->preemptions[0].for_job, "c1");
+  EXPECT_EQ(d->preemptions[1].job, "b0");
+  EXPECT_EQ(d->preemptions[1].for_job, "c0");  // the cheapest, as within budget
 }
 
 TEST(BudgetTest, ZeroBudgetIsSpentFromTheStart) {

@@ -62,6 +62,8 @@ const std::vector<std::pair<std::string, std::function<void(Policy&)>>>& FieldMu
       {"starvation_bound_s", [](Policy& p) { p.starvation_bound_s = 600; }},
       {"queue_order", [](Policy& p) { p.queue_order = QueueOrder::kFairShare; }},
       {"fair_share.usage_half_life_s", [](Policy& p) { p.fair_share.usage_half_life_s = 3600; }},
+      {"fair_share.gpu_hour_budgets",
+       [](Policy& p) { p.fair_share.gpu_hour_budgets = BudgetEnforcement::kReportOnly; }},
       {"preemption.enabled", [](Policy& p) { p.preemption.enabled = true; }},
       {"preemption.checkpoint_grace_s", [](Policy& p) { p.preemption.checkpoint_grace_s = 30; }},
       {"preemption.reclaim_across_queues",

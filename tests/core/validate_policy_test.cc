@@ -44,6 +44,9 @@ std::vector<BadPolicy> BadPolicies() {
       {"VictimOrderUnknown",
        [](Policy& p) { p.preemption.victim_order = static_cast<VictimOrder>(5); },
        "policy.preemption.victim_order: unknown value 5"},
+      {"BudgetEnforcementUnknown",
+       [](Policy& p) { p.fair_share.gpu_hour_budgets = static_cast<BudgetEnforcement>(7); },
+       "policy.fair_share.gpu_hour_budgets: unknown value 7"},
       // --- LAS thresholds ---
       {"LasThresholdsDescending",
        [](Policy& p) {

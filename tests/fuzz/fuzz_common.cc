@@ -63,6 +63,8 @@ Policy PolicyFromBytes(std::string_view bytes, const Snapshot& snapshot) {
   policy.preemption.victim_order =
       (flags & 16) != 0 ? VictimOrder::kLowestPriorityFirst : VictimOrder::kCheapestFirst;
   const bool default_las = (flags & 32) == 0;
+  policy.fair_share.gpu_hour_budgets =
+      (flags & 64) != 0 ? BudgetEnforcement::kReportOnly : BudgetEnforcement::kEnforce;
 
   policy.preemption.checkpoint_grace_s = in.Int64();
   policy.preemption.max_victim_lost_s = in.Int64();

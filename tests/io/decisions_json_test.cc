@@ -228,7 +228,7 @@ TEST(PolicyJsonTest, CanonicalBytesOfTheDefaultPolicy) {
   "las_thresholds_gpu_seconds": [3250, 7200],
   "starvation_bound_s": 0,
   "queue_order": "none",
-  "fair_share": {"usage_half_life_s": 0},
+  "fair_share": {"usage_half_life_s": 0, "gpu_hour_budgets": "enforce"},
   "preemption": {"enabled": false, "checkpoint_grace_s": 0, "reclaim_across_queues": false, "victim_order": "cheapest-first", "max_victim_lost_s": 0, "min_victim_run_s": 0, "reclaim_lower_priority_only": false, "starving_outrank": true},
   "budgets": {"max_candidates": 0, "max_preemption_plans": 0, "max_counterfactual_plans": 2000}
 }

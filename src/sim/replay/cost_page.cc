@@ -156,7 +156,7 @@ std::string LostBars(const std::vector<std::string>& teams,
 
 // Two bars: the pool's GPUs, and the dedicated GPUs stacked by team.
 std::string GpusNeeded(const PoolingReport& p, const std::vector<std::string>& teams) {
-  const int w = 900, h = 150, left = 150, right = 40;
+  const int w = 900, h = 150, left = 150, right = 90;  // room for "1234 GPUs" after a bar
   const int pw = w - left - right;
   const double max = static_cast<double>(std::max(p.pool_gpus, p.dedicated_gpus));
   std::string out = SvgOpen(w, h, "GPUs needed: pooled against dedicated");
