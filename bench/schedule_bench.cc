@@ -9,7 +9,8 @@
 // jobs) and with only its nodes scaled (5,000 jobs, 1,250 to 5,000 nodes); S2 at 0.1 and 1.0.
 // Each snapshot is generated once, outside the timed loop; only Schedule() is timed (including
 // the destruction of its result, which a host pays too). S3 (preemption storm) and S3reclaim
-// (the same with reclaim_across_queues) at 0.1/0.25/1.0 run with S2. Each benchmark runs 5
+// (the same with reclaim_across_queues) at 0.1/0.25/1.0 run with S2, and S2scale (S2 at 0.1 with
+// scale advice over one template per GPU model) too. Each benchmark runs 5
 // repetitions and reports their median (and mean and spread). items_per_second is pending jobs per
 // second. ValidateSnapshot on the same snapshot is measured alongside as an in-process baseline:
 // the ratio Schedule / Validate is less sensitive to the noise of a shared machine than either
@@ -51,6 +52,7 @@ enum Scenario : int {
   kS3Reclaim = 6,      // S3 with preemption.reclaim_across_queues on (same snapshot)
   kS2Backfill = 7,     // S2 with policy.backfill on (same snapshot)
   kS2Consolidate = 8,  // S2 with consolidation on, every running job checkpointing
+  kS2Scale = 9,        // S2 with scale advice: one template per GPU model (same snapshot)
 };
 
 bool IsS3(int scenario) { return scenario == kS3 || scenario == kS3Reclaim; }
@@ -78,6 +80,7 @@ const Snapshot& CachedScenario(int scenario, int64_t scale_percent) {
     }
     return it->second;
   }
+  if (scenario == kS2Scale) scenario = kS2;
   auto [it, inserted] = cache->try_emplace({scenario, scale_percent});
   if (inserted) {
     const double scale = static_cast<double>(scale_percent) / 100.0;
@@ -149,7 +152,27 @@ void BM_Schedule(benchmark::State& state, int scenario) {
   // S2backfill: EASY backfill (one reservation, no margin) over S2's runtime estimates.
   if (scenario == kS2Backfill) policy.backfill.enabled = true;
   if (scenario == kS2Consolidate) policy.consolidation.enabled = true;
+  // S2scale: a template per GPU model, the first ready node of that model (in id order) as it
+  // is, at most 16 of each, priced 1 to 3 units an hour by model.
+  if (scenario == kS2Scale) {
+    policy.scale.emplace();
+    std::map<std::string, const Node*> first;
+    for (const Node& node : snapshot.nodes) {
+      if (node.gpu_model.empty() || node.state != NodeState::kReady) continue;
+      auto [it, inserted] = first.try_emplace(node.gpu_model, &node);
+      if (!inserted && node.id < it->second->id) it->second = &node;
+    }
+    int64_t price = 1'000'000;
+    for (const auto& [model, node] : first) {
+      NodeTemplate t{model + "-node", *node, 16, price};
+      t.node.id.clear();
+      for (Gpu& gpu : t.node.gpus) gpu.healthy = true;
+      policy.scale->templates.push_back(std::move(t));
+      price += 1'000'000;
+    }
+  }
   Counters counters;
+  ScaleAdvice advice;
   for (auto _ : state) {
     absl::StatusOr<Decisions> decisions = Schedule(snapshot, policy);
     if (!decisions.ok()) {
@@ -157,6 +180,7 @@ void BM_Schedule(benchmark::State& state, int scenario) {
       return;
     }
     counters = decisions->counters;
+    if (decisions->scale_advice) advice = *decisions->scale_advice;
     benchmark::DoNotOptimize(decisions);
   }
   SetShapeCounters(state, snapshot);
@@ -171,6 +195,13 @@ void BM_Schedule(benchmark::State& state, int scenario) {
   if (scenario == kS2Consolidate) {
     state.counters["migrations"] = static_cast<double>(counters.migrations);
     state.counters["plans"] = static_cast<double>(counters.consolidation_plans);
+  }
+  if (scenario == kS2Scale) {
+    int64_t added = 0;
+    for (const ScaleAdd& add : advice.add) added += add.count;
+    state.counters["simulations"] = static_cast<double>(advice.simulations);
+    state.counters["added"] = static_cast<double>(added);
+    state.counters["released"] = static_cast<double>(advice.release.size());
   }
   state.counters["peak_rss_mib"] = PeakRssMib();
 }
@@ -232,6 +263,7 @@ int main(int argc, char** argv) {
     gpupool::Register("Schedule/S3", BM_Schedule, gpupool::kS3, {10, 25, 100});
     gpupool::Register("Schedule/S3reclaim", BM_Schedule, gpupool::kS3Reclaim, {10, 25, 100});
     gpupool::Register("Validate/S2", BM_Validate, gpupool::kS2, {10, 100});
+    gpupool::Register("Schedule/S2scale", BM_Schedule, gpupool::kS2Scale, {10});
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -6,6 +6,7 @@
 #define GPUPOOL_DECISIONS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -181,6 +182,34 @@ struct Counters {
   bool budget_exhausted = false;
 };
 
+// Add `count` nodes of the policy's template `template_name` (count >= 1).
+struct ScaleAdd {
+  std::string template_name;
+  int32_t count = 0;
+};
+
+// Scale advice (Policy::scale; docs/operations.md, "Scale advice" states the guarantees).
+struct ScaleAdvice {
+  // Nodes to add, by template, sorted by template name; only templates with a count.
+  // Sufficient: adding them and scheduling again starts every job of `covers`. Minimal per
+  // template: one node fewer of any template leaves a job of `covers` pending. The cheapest
+  // such mix when `cheapest` is true.
+  std::vector<ScaleAdd> add;
+  // Ready nodes without running work that could be removed while the cycle still starts,
+  // preempts and reserves for the same jobs, sorted by id.
+  std::vector<std::string> release;
+  // The pending jobs the advice covers, sorted by id.
+  std::vector<std::string> covers;
+  // Total price per hour of `add`, in micro-units.
+  int64_t cost_per_hour_micro = 0;
+  // Every cheaper mix was simulated and found insufficient.
+  bool cheapest = false;
+  // Cycles simulated; and whether ScaleOptions::max_simulations stopped the search (then `add`
+  // is still sufficient but may not be minimal, and `release` may be shorter than it could be).
+  int64_t simulations = 0;
+  bool budget_exhausted = false;
+};
+
 struct Decisions {
   std::string policy_name;
   int32_t policy_version = 0;
@@ -201,6 +230,8 @@ struct Decisions {
   Counters counters;
   // Node actions (health, diagnostics, maintenance), sorted by node id; at most one per node.
   std::vector<NodeActionDecision> node_actions;
+  // Set exactly when the policy has a `scale` object.
+  std::optional<ScaleAdvice> scale_advice;
 };
 
 }  // namespace gpupool

@@ -4,9 +4,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "gpupool/node.h"
 #include "gpupool/placement_scorer.h"
 
 namespace gpupool {
@@ -221,6 +223,31 @@ struct MaintenanceOptions {
   bool start_without_estimate = false;
 };
 
+// One kind of node the host could add to the pool (scale advice, docs/operations.md).
+struct NodeTemplate {
+  // Unique among the templates, non-empty; the advice names the template by it.
+  std::string name;
+  // The node as the host would add it, as in the snapshot, but without an id (`node.id` must be
+  // empty: the host names the nodes it adds). Checked against the snapshot like a snapshot's node
+  // (known GPU model and topology levels, ...) and must be ready.
+  Node node;
+  // At most this many nodes of the template may be advised (>= 0; 0: never advised).
+  int32_t max_count = 0;
+  // Price of one node for one hour, in micro-units of the host's currency (1,000,000 = one unit;
+  // JSON "cost_per_hour": 2.5 is 2,500,000). >= 0. The advice prefers the cheapest mix.
+  int64_t cost_per_hour_micro = 0;
+};
+
+// Scale advice (docs/operations.md, "Scale advice"): which template nodes to add so that the
+// pending jobs the advice covers start, and which idle nodes to release without delaying any
+// job. Computed by simulating whole cycles on copies of the snapshot, after the cycle itself.
+struct ScaleOptions {
+  std::vector<NodeTemplate> templates;
+  // Simulated cycles the advice may spend (work units, never wall time; >= 0, 0: unbounded).
+  // Once spent, the advice found so far is reported with ScaleAdvice::budget_exhausted set.
+  int64_t max_simulations = 200;
+};
+
 // Every knob of one Schedule() call. A value: copy it, compare it, keep one per experiment; the
 // defaults below are the default policy. Schedule() checks it with ValidatePolicy()
 // (validate.h), which names each rule; docs/policy-format.md is the same list for JSON.
@@ -250,6 +277,8 @@ struct Policy {
   ConsolidationOptions consolidation;
   HealthOptions health;
   MaintenanceOptions maintenance;
+  // Unset (the default): no scale advice, and Decisions::scale_advice stays unset.
+  std::optional<ScaleOptions> scale;
 };
 
 // Stable names of the built-in strategies ("best-fit", "first-fit", "spread",

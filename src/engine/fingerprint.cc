@@ -292,6 +292,48 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
     h.Int(policy.maintenance.drain_notice_s);
     h.Int(policy.maintenance.start_without_estimate ? 1 : 0);
   }
+  // Hashed only when set (the scale advice is part of the decisions then), as above. Templates
+  // in name order (names are unique), so their order in the policy does not matter.
+  if (policy.scale) {
+    h.Str("scale");
+    h.Int(policy.scale->max_simulations);
+    std::vector<const NodeTemplate*> templates;
+    for (const NodeTemplate& t : policy.scale->templates) templates.push_back(&t);
+    std::sort(templates.begin(), templates.end(),
+              [](const NodeTemplate* a, const NodeTemplate* b) { return a->name < b->name; });
+    h.Int(static_cast<int64_t>(templates.size()));
+    for (const NodeTemplate* t : templates) {
+      h.Str(t->name);
+      h.Int(t->max_count);
+      h.Int(t->cost_per_hour_micro);
+      const Node& node = t->node;
+      h.Str(node.gpu_model);
+      std::vector<Gpu> gpus = node.gpus;
+      std::sort(gpus.begin(), gpus.end(),
+                [](const Gpu& a, const Gpu& b) { return a.index < b.index; });
+      h.Int(static_cast<int64_t>(gpus.size()));
+      for (const Gpu& gpu : gpus) {
+        h.Int(gpu.index);
+        h.Int(gpu.island);
+        h.Int(gpu.healthy ? 1 : 0);
+      }
+      h.Int(node.cpu_milli);
+      h.Int(node.memory_mib);
+      for (const auto* labels : {&node.path, &node.labels}) {
+        const std::vector<TopologyLabel> sorted = Sorted(*labels);
+        h.Int(static_cast<int64_t>(sorted.size()));
+        for (const TopologyLabel& label : sorted) {
+          h.Str(label.level);
+          h.Str(label.value);
+        }
+      }
+      h.Int(static_cast<int64_t>(node.state));
+      std::vector<std::string> owners = node.owner_queues;
+      std::sort(owners.begin(), owners.end());
+      h.Int(static_cast<int64_t>(owners.size()));
+      for (const std::string& owner : owners) h.Str(owner);
+    }
+  }
   return fmt::format("{:016x}", h.value());
 }
 

@@ -20,6 +20,7 @@
 //      the way of a gang fragmentation blocks
 //   9  pending reasons, counterfactuals;        diagnose.cc, counterfactual.cc;
 //      decisions in canonical order             Finish() here; the fingerprint: fingerprint.cc
+//  10  scale advice (only with policy.scale)    scale_advice.cc, on whole cycles (RunCycle())
 //
 // Every stage step that
 // changes the working state commits its own transaction (working_state.h): Placer::Start(),
@@ -36,6 +37,7 @@
 #include <vector>
 
 #include "consolidate.h"
+#include "cycle.h"
 #include "entitlements.h"
 #include "equivalence.h"
 #include "fingerprint.h"
@@ -48,6 +50,7 @@
 #include "place.h"
 #include "preempt.h"
 #include "reserve.h"
+#include "scale_advice.h"
 #include "snapshot_index.h"
 #include "working_state.h"
 
@@ -402,11 +405,10 @@ class Cycle {
 
 }  // namespace
 
-absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& policy) {
-  // Stage 1: validate both inputs, then index them.
-  GPUPOOL_RETURN_IF_ERROR(ValidateSnapshot(snapshot));
-  GPUPOOL_RETURN_IF_ERROR(ValidatePolicy(policy));
-  const internal::SnapshotIndex input_index(snapshot);
+namespace internal {
+
+Decisions RunCycle(const Snapshot& snapshot, const Policy& policy) {
+  const SnapshotIndex input_index(snapshot);
 
   Decisions decisions;
   decisions.policy_name = policy.name;
@@ -477,6 +479,19 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
   // order.
   entitlements.ExplainBudgets(decisions.pending);
   cycle.Finish();
+  return decisions;
+}
+
+}  // namespace internal
+
+absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& policy) {
+  // Stage 1: validate both inputs (the scale templates against the snapshot they would join).
+  GPUPOOL_RETURN_IF_ERROR(ValidateSnapshot(snapshot));
+  GPUPOOL_RETURN_IF_ERROR(ValidatePolicy(policy));
+  GPUPOOL_RETURN_IF_ERROR(ValidateScaleTemplates(snapshot, policy));
+  Decisions decisions = internal::RunCycle(snapshot, policy);
+  // Stage 10: scale advice, from cycles simulated on copies of the snapshot.
+  if (policy.scale) decisions.scale_advice = internal::AdviseScale(snapshot, policy, decisions);
   return decisions;
 }
 

@@ -144,6 +144,29 @@ absl::Status ReadNodeAction(JsonValue value, const Path& path, NodeActionDecisio
   return ReadFields(value, path, kFields, out);
 }
 
+absl::Status ReadScaleAdd(JsonValue value, const Path& path, ScaleAdd& out) {
+  static constexpr Field<ScaleAdd> kFields[] = {
+      {"template", ReadMember<&ScaleAdd::template_name, ReadString>, true},
+      {"count", ReadMember<&ScaleAdd::count, ReadInt32>, true},
+  };
+  return ReadFields(value, path, kFields, out);
+}
+
+absl::Status ReadScaleAdvice(JsonValue value, const Path& path, std::optional<ScaleAdvice>& out) {
+  using A = ScaleAdvice;
+  static constexpr Field<A> kFields[] = {
+      {"add", ReadMember<&A::add, ReadArrayOf<ReadScaleAdd>>},
+      {"release", ReadMember<&A::release, ReadStringArray>},
+      {"covers", ReadMember<&A::covers, ReadStringArray>},
+      {"cost_per_hour_micro", ReadMember<&A::cost_per_hour_micro, ReadInt64>},
+      {"cheapest", ReadMember<&A::cheapest, ReadBool>},
+      {"simulations", ReadMember<&A::simulations, ReadInt64>},
+      {"budget_exhausted", ReadMember<&A::budget_exhausted, ReadBool>},
+  };
+  out.emplace();
+  return ReadFields(value, path, kFields, *out);
+}
+
 absl::Status ReadDecisions(internal::JsonObject& object, const Path& path, Decisions& out) {
   using D = Decisions;
   static constexpr Field<D> kFields[] = {
@@ -160,6 +183,7 @@ absl::Status ReadDecisions(internal::JsonObject& object, const Path& path, Decis
       {"queue_shares", ReadMember<&D::queue_shares, ReadArrayOf<ReadQueueShare>>},
       {"counters", ReadMember<&D::counters, ReadCounters>},
       {"node_actions", ReadMember<&D::node_actions, ReadArrayOf<ReadNodeAction>>},
+      {"scale_advice", ReadMember<&D::scale_advice, ReadScaleAdvice>},
   };
   return internal::ReadObjectFields(object, path, kFields, out);
 }

@@ -29,6 +29,30 @@ void WriteCounters(JsonWriter& w, const Counters& counters) {
   w.EndObject();
 }
 
+// Written only when the policy has a scale object, after the counters.
+void WriteScaleAdvice(JsonWriter& w, const ScaleAdvice& advice) {
+  w.Key("scale_advice");
+  w.BeginObject();
+  w.Key("add");
+  w.BeginArray();
+  for (const ScaleAdd& add : advice.add) {
+    w.BeginOneLineObject();
+    w.StringField("template", add.template_name);
+    w.IntField("count", add.count);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("release");
+  w.StringArray(advice.release);
+  w.Key("covers");
+  w.StringArray(advice.covers);
+  w.IntField("cost_per_hour_micro", advice.cost_per_hour_micro);
+  w.BoolField("cheapest", advice.cheapest);
+  w.IntField("simulations", advice.simulations);
+  w.BoolField("budget_exhausted", advice.budget_exhausted);
+  w.EndObject();
+}
+
 }  // namespace
 
 std::string DecisionsToJson(const Decisions& decisions) {
@@ -158,6 +182,7 @@ std::string DecisionsToJson(const Decisions& decisions) {
     }
     w.EndArray();
   }
+  if (decisions.scale_advice) WriteScaleAdvice(w, *decisions.scale_advice);
   w.EndObject();
   return w.Finish();
 }
@@ -276,6 +301,25 @@ std::string PolicyToJson(const Policy& policy) {
     w.BeginOneLineObject();
     w.IntField("drain_notice_s", policy.maintenance.drain_notice_s);
     w.BoolField("start_without_estimate", policy.maintenance.start_without_estimate);
+    w.EndObject();
+  }
+  if (policy.scale) {
+    w.Key("scale");
+    w.BeginObject();
+    w.Key("templates");
+    w.BeginArray();
+    for (const NodeTemplate& t : policy.scale->templates) {
+      w.BeginObject();
+      w.StringField("name", t.name);
+      w.Key("node");
+      internal::WriteNode(w, t.node, /*with_id=*/false);
+      w.IntField("max_count", t.max_count);
+      w.Key("cost_per_hour");
+      w.Fixed(t.cost_per_hour_micro, 6);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.IntField("max_simulations", policy.scale->max_simulations);
     w.EndObject();
   }
   w.EndObject();

@@ -92,6 +92,16 @@ absl::Status ReadHealth(JsonValue value, const Path& path, HealthOptions& out) {
   return internal::ReadFields(value, path, kFields, out);
 }
 
+absl::Status ReadTemplate(JsonValue value, const Path& path, NodeTemplate& out) {
+  static constexpr Field<NodeTemplate> kFields[] = {
+      {"name", ReadMember<&NodeTemplate::name, ReadString>, true},
+      {"node", ReadMember<&NodeTemplate::node, internal::ReadNodeWithoutId>, true},
+      {"max_count", ReadMember<&NodeTemplate::max_count, ReadInt32>, true},
+      {"cost_per_hour", ReadMember<&NodeTemplate::cost_per_hour_micro, internal::ReadMicros>},
+  };
+  return internal::ReadFields(value, path, kFields, out);
+}
+
 absl::Status ReadMaintenance(JsonValue value, const Path& path, MaintenanceOptions& out) {
   using M = MaintenanceOptions;
   static constexpr Field<M> kFields[] = {
@@ -99,6 +109,15 @@ absl::Status ReadMaintenance(JsonValue value, const Path& path, MaintenanceOptio
       {"start_without_estimate", ReadMember<&M::start_without_estimate, ReadBool>},
   };
   return internal::ReadFields(value, path, kFields, out);
+}
+
+absl::Status ReadScale(JsonValue value, const Path& path, std::optional<ScaleOptions>& out) {
+  static constexpr Field<ScaleOptions> kFields[] = {
+      {"templates", ReadMember<&ScaleOptions::templates, internal::ReadArrayOf<ReadTemplate>>},
+      {"max_simulations", ReadMember<&ScaleOptions::max_simulations, ReadInt64>},
+  };
+  out.emplace();
+  return internal::ReadFields(value, path, kFields, *out);
 }
 
 // "scorer" is listed so that it gets its own message instead of "unknown field".
@@ -129,6 +148,7 @@ absl::Status ReadPolicy(internal::JsonObject& object, const Path& path, Policy& 
       {"consolidation", ReadMember<&Policy::consolidation, ReadConsolidation>},
       {"health", ReadMember<&Policy::health, ReadHealth>},
       {"maintenance", ReadMember<&Policy::maintenance, ReadMaintenance>},
+      {"scale", ReadMember<&Policy::scale, ReadScale>},
       {"scorer", RefuseScorer},
   };
   return internal::ReadObjectFields(object, path, kFields, out);

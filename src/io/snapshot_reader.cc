@@ -81,9 +81,16 @@ absl::Status ReadDiagnosticRun(JsonValue value, const Path& path, DiagnosticRun&
   return ReadFields(value, path, kFields, out);
 }
 
-absl::Status ReadNode(JsonValue value, const Path& path, Node& out) {
+// "id" in a scale template's node gets its own message instead of "unknown field".
+absl::Status RefuseNodeId(JsonValue, const Path& path, Node&) {
+  return internal::PathError(path, "a template node has no id (the host names the nodes it adds)");
+}
+
+template <bool kWithId>
+absl::Status ReadNodeFields(JsonValue value, const Path& path, Node& out) {
   static constexpr Field<Node> kFields[] = {
-      {"id", ReadMember<&Node::id, ReadString>, true},
+      kWithId ? Field<Node>{"id", ReadMember<&Node::id, ReadString>, true}
+              : Field<Node>{"id", RefuseNodeId},
       {"gpu_model", ReadMember<&Node::gpu_model, ReadString>},
       {"gpus", ReadMember<&Node::gpus, ReadArrayOf<ReadGpu>>},
       {"cpu_milli", ReadMember<&Node::cpu_milli, ReadInt64>},
@@ -101,6 +108,10 @@ absl::Status ReadNode(JsonValue value, const Path& path, Node& out) {
                   ReadEnumOf<internal::ParseNodeStateCause, internal::NodeStateCauseNames>>},
   };
   return ReadFields(value, path, kFields, out);
+}
+
+absl::Status ReadNode(JsonValue value, const Path& path, Node& out) {
+  return ReadNodeFields<true>(value, path, out);
 }
 
 absl::Status ReadQuota(JsonValue value, const Path& path, Quota& out) {
@@ -219,6 +230,10 @@ absl::Status ReadSnapshot(internal::JsonObject& object, const Path& path, Snapsh
 }
 
 }  // namespace
+
+absl::Status internal::ReadNodeWithoutId(JsonValue value, const Path& path, Node& out) {
+  return ReadNodeFields<false>(value, path, out);
+}
 
 absl::StatusOr<Snapshot> ParseSnapshot(std::string_view json) {
   return internal::ParseDocument<Snapshot>(json, ReadSnapshot);

@@ -25,9 +25,9 @@ void WriteGpuModel(JsonWriter& w, const GpuModel& model) {
   w.EndObject();
 }
 
-void WriteNode(JsonWriter& w, const Node& node) {
+void WriteNodeFields(JsonWriter& w, const Node& node, bool with_id) {
   w.BeginObject();
-  w.StringField("id", node.id);
+  if (with_id) w.StringField("id", node.id);
   w.StringField("gpu_model", node.gpu_model);
   w.Key("gpus");
   w.BeginArray();
@@ -172,6 +172,10 @@ void WriteJob(JsonWriter& w, const Job& job) {
 
 }  // namespace
 
+void internal::WriteNode(JsonWriter& w, const Node& node, bool with_id) {
+  WriteNodeFields(w, node, with_id);
+}
+
 std::string SnapshotToJson(const Snapshot& snapshot) {
   JsonWriter w;
   w.BeginObject();
@@ -187,7 +191,7 @@ std::string SnapshotToJson(const Snapshot& snapshot) {
   w.EndArray();
   w.Key("nodes");
   w.BeginArray();
-  for (const Node& node : snapshot.nodes) WriteNode(w, node);
+  for (const Node& node : snapshot.nodes) WriteNodeFields(w, node, true);
   w.EndArray();
   w.Key("queues");
   w.BeginArray();

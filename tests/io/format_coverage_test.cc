@@ -38,7 +38,7 @@ TEST(FormatCoverageTest, EveryStructHasTheFieldsTheFormatKnows) {
       {"Checkpointing", sizeof(Checkpointing), 40},
       {"ReplicaPlacement", sizeof(ReplicaPlacement), 104},
       {"StartDecision", sizeof(StartDecision), 64},
-      {"Decisions", sizeof(Decisions), 392},
+      {"Decisions", sizeof(Decisions), 504},
       {"NodeActionDecision", sizeof(NodeActionDecision), 80},
       {"PreemptDecision", sizeof(PreemptDecision), 104},
       {"MigrateDecision", sizeof(MigrateDecision), 120},
@@ -47,7 +47,7 @@ TEST(FormatCoverageTest, EveryStructHasTheFieldsTheFormatKnows) {
       {"PendingDecision", sizeof(PendingDecision), 200},
       {"QueueShare", sizeof(QueueShare), 104},
       {"Counters", sizeof(Counters), 96},
-      {"Policy", sizeof(Policy), 320},
+      {"Policy", sizeof(Policy), 360},
       {"HealthOptions", sizeof(HealthOptions), 48},
       {"MaintenanceOptions", sizeof(MaintenanceOptions), 16},
       {"Budgets", sizeof(Budgets), 24},
@@ -55,6 +55,10 @@ TEST(FormatCoverageTest, EveryStructHasTheFieldsTheFormatKnows) {
       {"FairShareOptions", sizeof(FairShareOptions), 16},
       {"BackfillOptions", sizeof(BackfillOptions), 32},
       {"ConsolidationOptions", sizeof(ConsolidationOptions), 32},
+      {"ScaleOptions", sizeof(ScaleOptions), 32},
+      {"NodeTemplate", sizeof(NodeTemplate), 288},
+      {"ScaleAdvice", sizeof(ScaleAdvice), 104},
+      {"ScaleAdd", sizeof(ScaleAdd), 40},
   };
   for (const Expected& s : kStructs) {
     EXPECT_EQ(s.actual, s.expected)
