@@ -3,18 +3,21 @@
 //   build/bench/bench/schedule_bench            # everything below
 //   build/bench/bench/schedule_bench --no_s2    # without S2 (2.5 s per call at full size)
 //   build/bench/bench/schedule_bench --benchmark_filter='S1/scale%:100/'
+//   build/bench/bench/schedule_bench --placement=best-fit --queue_order=none  # older defaults
 //
 // S1 at scale 0.1/0.25/0.5/1.0; S1 with only its jobs scaled (5,000 nodes, 5,000 to 25,000
 // jobs) and with only its nodes scaled (5,000 jobs, 1,250 to 5,000 nodes); S2 at 0.1 and 1.0.
 // Each snapshot is generated once, outside the timed loop; only Schedule() is timed (including
 // the destruction of its result, which a host pays too). S3 (preemption storm) and S3reclaim
-// (the same with reclaim_across_queues) at 0.1/0.25/1.0 run with S2. Each benchmark runs 5
+// (the same with reclaim_across_queues) at 0.1/0.25/1.0 run with S2, and S2scale (S2 at 0.1 with
+// scale advice over one template per GPU model) too. Each benchmark runs 5
 // repetitions and reports their median (and mean and spread). items_per_second is pending jobs per
 // second. ValidateSnapshot on the same snapshot is measured alongside as an in-process baseline:
 // the ratio Schedule / Validate is less sensitive to the noise of a shared machine than either
 // time.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -32,6 +35,12 @@ namespace {
 
 constexpr uint64_t kSeed = 42;
 
+// The policy every benchmark starts from: Policy{}, or what --placement / --queue_order set.
+Policy& BasePolicy() {
+  static Policy* policy = new Policy();
+  return *policy;
+}
+
 // The scenarios measured. kS1Jobs and kS1Nodes vary one dimension of S1 at a time, to check the
 // E3 goal "about linear in pending jobs, at most logarithmic in nodes".
 enum Scenario : int {
@@ -40,7 +49,10 @@ enum Scenario : int {
   kS1Jobs = 3,   // S1's 5,000 nodes, the given share of its 50,000 jobs
   kS1Nodes = 4,  // S1's 5,000 jobs (scale 0.1), the given share of its 5,000 nodes
   kS3 = 5,       // S3 storm: S2's pool full of preemptible priority-0 work, 2,000 priority-10 gangs
-  kS3Reclaim = 6,  // S3 with preemption.reclaim_across_queues on (same snapshot)
+  kS3Reclaim = 6,      // S3 with preemption.reclaim_across_queues on (same snapshot)
+  kS2Backfill = 7,     // S2 with policy.backfill on (same snapshot)
+  kS2Consolidate = 8,  // S2 with consolidation on, every running job checkpointing
+  kS2Scale = 9,        // S2 with scale advice: one template per GPU model (same snapshot)
 };
 
 bool IsS3(int scenario) { return scenario == kS3 || scenario == kS3Reclaim; }
@@ -49,6 +61,26 @@ bool IsS3(int scenario) { return scenario == kS3 || scenario == kS3Reclaim; }
 const Snapshot& CachedScenario(int scenario, int64_t scale_percent) {
   static auto* cache = new std::map<std::pair<int, int64_t>, Snapshot>();
   if (scenario == kS3Reclaim) scenario = kS3;  // the same snapshot, another policy
+  if (scenario == kS2Backfill) scenario = kS2;
+  if (scenario == kS2Consolidate) {
+    // S2, with every running job checkpointing (every 30 min, last at a pseudo-random time in the
+    // last interval, restore 60 s) and expected to run 10 h in all, so that its jobs may move.
+    auto [it, inserted] = cache->try_emplace({scenario, scale_percent});
+    if (inserted) {
+      it->second = CachedScenario(kS2, scale_percent);
+      int64_t k = 0;
+      for (Job& job : it->second.jobs) {
+        if (job.state != JobState::kRunning) continue;
+        job.checkpointing.interval_s = 1800;
+        job.checkpointing.last_checkpoint_time =
+            std::max(job.start_time.value_or(0), it->second.now - (k++ * 7919) % 1800);
+        job.checkpointing.restore_time_s = 60;
+        if (!job.runtime_estimate_s) job.runtime_estimate_s = 36000;
+      }
+    }
+    return it->second;
+  }
+  if (scenario == kS2Scale) scenario = kS2;
   auto [it, inserted] = cache->try_emplace({scenario, scale_percent});
   if (inserted) {
     const double scale = static_cast<double>(scale_percent) / 100.0;
@@ -112,12 +144,35 @@ void SetShapeCounters(benchmark::State& state, const Snapshot& snapshot) {
 
 void BM_Schedule(benchmark::State& state, int scenario) {
   const Snapshot& snapshot = CachedScenario(scenario, state.range(0));
-  Policy policy;
+  Policy policy = BasePolicy();
   // S3: within each queue, by priority; S3reclaim: also across queues, from queues above their
   // entitlement.
   if (IsS3(scenario)) policy.preemption.enabled = true;
   if (scenario == kS3Reclaim) policy.preemption.reclaim_across_queues = true;
+  // S2backfill: EASY backfill (one reservation, no margin) over S2's runtime estimates.
+  if (scenario == kS2Backfill) policy.backfill.enabled = true;
+  if (scenario == kS2Consolidate) policy.consolidation.enabled = true;
+  // S2scale: a template per GPU model, the first ready node of that model (in id order) as it
+  // is, at most 16 of each, priced 1 to 3 units an hour by model.
+  if (scenario == kS2Scale) {
+    policy.scale.emplace();
+    std::map<std::string, const Node*> first;
+    for (const Node& node : snapshot.nodes) {
+      if (node.gpu_model.empty() || node.state != NodeState::kReady) continue;
+      auto [it, inserted] = first.try_emplace(node.gpu_model, &node);
+      if (!inserted && node.id < it->second->id) it->second = &node;
+    }
+    int64_t price = 1'000'000;
+    for (const auto& [model, node] : first) {
+      NodeTemplate t{model + "-node", *node, 16, price};
+      t.node.id.clear();
+      for (Gpu& gpu : t.node.gpus) gpu.healthy = true;
+      policy.scale->templates.push_back(std::move(t));
+      price += 1'000'000;
+    }
+  }
   Counters counters;
+  ScaleAdvice advice;
   for (auto _ : state) {
     absl::StatusOr<Decisions> decisions = Schedule(snapshot, policy);
     if (!decisions.ok()) {
@@ -125,6 +180,7 @@ void BM_Schedule(benchmark::State& state, int scenario) {
       return;
     }
     counters = decisions->counters;
+    if (decisions->scale_advice) advice = *decisions->scale_advice;
     benchmark::DoNotOptimize(decisions);
   }
   SetShapeCounters(state, snapshot);
@@ -135,6 +191,17 @@ void BM_Schedule(benchmark::State& state, int scenario) {
   if (IsS3(scenario)) {
     state.counters["preemptions"] = static_cast<double>(counters.preemptions);
     state.counters["plans"] = static_cast<double>(counters.preemption_plans);
+  }
+  if (scenario == kS2Consolidate) {
+    state.counters["migrations"] = static_cast<double>(counters.migrations);
+    state.counters["plans"] = static_cast<double>(counters.consolidation_plans);
+  }
+  if (scenario == kS2Scale) {
+    int64_t added = 0;
+    for (const ScaleAdd& add : advice.add) added += add.count;
+    state.counters["simulations"] = static_cast<double>(advice.simulations);
+    state.counters["added"] = static_cast<double>(added);
+    state.counters["released"] = static_cast<double>(advice.release.size());
   }
   state.counters["peak_rss_mib"] = PeakRssMib();
 }
@@ -167,8 +234,17 @@ int main(int argc, char** argv) {
   bool with_s2 = true;
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--no_s2") == 0) {
+    const std::string arg = argv[i];
+    if (arg == "--no_s2") {
       with_s2 = false;
+    } else if (arg == "--placement=best-fit") {
+      gpupool::BasePolicy().placement = gpupool::PlacementStrategy::kBestFit;
+    } else if (arg == "--placement=expected-waste") {
+      gpupool::BasePolicy().placement = gpupool::PlacementStrategy::kExpectedWaste;
+    } else if (arg == "--queue_order=none") {
+      gpupool::BasePolicy().queue_order = gpupool::QueueOrder::kNone;
+    } else if (arg == "--queue_order=fair-share") {
+      gpupool::BasePolicy().queue_order = gpupool::QueueOrder::kFairShare;
     } else {
       argv[kept++] = argv[i];
     }
@@ -182,9 +258,12 @@ int main(int argc, char** argv) {
   gpupool::Register("Schedule/S1_nodes_only", BM_Schedule, gpupool::kS1Nodes, {25, 50, 100});
   if (with_s2) {
     gpupool::Register("Schedule/S2", BM_Schedule, gpupool::kS2, {10, 100});
+    gpupool::Register("Schedule/S2backfill", BM_Schedule, gpupool::kS2Backfill, {10, 100});
+    gpupool::Register("Schedule/S2consolidate", BM_Schedule, gpupool::kS2Consolidate, {10});
     gpupool::Register("Schedule/S3", BM_Schedule, gpupool::kS3, {10, 25, 100});
     gpupool::Register("Schedule/S3reclaim", BM_Schedule, gpupool::kS3Reclaim, {10, 25, 100});
     gpupool::Register("Validate/S2", BM_Validate, gpupool::kS2, {10, 100});
+    gpupool::Register("Schedule/S2scale", BM_Schedule, gpupool::kS2Scale, {10});
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -11,6 +11,7 @@
 //   first-fit           1188      312           88.05%
 //   best-fit            1186      314           89.38%
 //   spread              1163      337           78.13%
+//   expected-waste      1186      314           89.38%
 //   keep-whole-gpus     1181      319           90.39%
 #include <cstdint>
 #include <cstdio>
@@ -118,9 +119,11 @@ Outcome Run(const gpupool::Policy& policy) {
 
 int main() {
   std::printf("%-16s %7s %8s %15s\n", "scorer", "placed", "dropped", "mean allocated");
-  for (std::string_view name : {"first-fit", "best-fit", "spread", "keep-whole-gpus"}) {
-    gpupool::Policy policy;
+  for (std::string_view name :
+       {"first-fit", "best-fit", "spread", "expected-waste", "keep-whole-gpus"}) {
+    gpupool::Policy policy;  // expected-waste placement by default
     if (name == "first-fit") policy.placement = gpupool::PlacementStrategy::kFirstFit;
+    if (name == "best-fit") policy.placement = gpupool::PlacementStrategy::kBestFit;
     if (name == "spread") policy.placement = gpupool::PlacementStrategy::kSpread;
     if (name == "keep-whole-gpus") policy.scorer = std::make_shared<KeepWholeGpus>();
     const Outcome o = Run(policy);

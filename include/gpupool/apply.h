@@ -9,18 +9,23 @@
 namespace gpupool {
 
 // Applies the Start decisions to `snapshot` in place: each started job becomes running, with
-// its placements and start_time = snapshot.now (and no pending_since). Other decision kinds are
+// its placements, start_time = snapshot.now, no pending_since, and `backfilled` as the decision
+// says. Other decision kinds are
 // left for the host. Returns FailedPrecondition (and changes nothing) when a decision names a job
 // that is not pending in the snapshot.
 absl::Status ApplyStarts(const Decisions& decisions, Snapshot& snapshot);
 
-// Applies the Preempt decisions, then the Start decisions, to `snapshot` in place, as a host
-// carries them out: each victim becomes pending again (no placements, no start time,
-// pending_since = snapshot.now, or its submit_time if that is later; its last checkpoint is
-// kept), then each Resize (the group keeps its to_replicas replicas with the lowest indices),
-// then ApplyStarts(). A victim that the same decisions start again (it was re-placed elsewhere
-// in the cycle) ends up running at its new place. Returns FailedPrecondition (and changes nothing)
-// when a decision names a job that is not in the state it requires.
+// Applies the node actions, then the Preempt decisions, then the Start decisions, to `snapshot`
+// in place, as a host carries them out: each node action sets its node's state and state_cause
+// (cordon: kCordoned for kHealth; drain: kDraining for kMaintenance; diagnose: kCordoned for
+// kDiagnostic; uncordon: kReady for kHost); each victim becomes pending again (no placements, no
+// start time, pending_since = snapshot.now, or its submit_time if that is later, not backfilled;
+// its last checkpoint is kept), then each Resize (the group keeps its to_replicas replicas with the
+// lowest indices), then each Migrate (the job runs at its `to` placements, restarted now:
+// start_time = snapshot.now, its last checkpoint kept), then ApplyStarts(). A victim that the same
+// decisions start again (it was re-placed elsewhere in the cycle) ends up running at its new place.
+// Returns FailedPrecondition (and changes nothing) when a decision names a job that is not in the
+// state it requires, or a node that is not in the snapshot.
 absl::Status ApplyDecisions(const Decisions& decisions, Snapshot& snapshot);
 
 }  // namespace gpupool

@@ -6,6 +6,7 @@
 #define GPUPOOL_DECISIONS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,11 +20,16 @@ namespace gpupool {
 struct StartDecision {
   std::string job;
   std::vector<ReplicaPlacement> placements;
+  // The job starts in capacity held for a reservation (policy.backfill): it is expected to end,
+  // by its runtime_estimate_s plus the policy's margin_s, before every reservation whose held
+  // capacity it takes is expected to start. ApplyDecisions() copies it to Job::backfilled.
+  bool backfilled = false;
 };
 
 // Evict a running job (whole gang) so that `for_job` can run. The victim goes back to its
 // queue as pending; it resumes from its last checkpoint. `for_job` is empty when no job asked
-// for the room: a spot node being reclaimed, or headroom restored (`reason` says which).
+// for the room: an operations rule (a failed GPU, a maintenance window: docs/operations.md), a
+// spot node being reclaimed, or headroom restored (`reason` says which).
 struct PreemptDecision {
   std::string job;
   std::string for_job;
@@ -32,11 +38,19 @@ struct PreemptDecision {
   int64_t lost_milli_gpu_seconds = 0;
 };
 
-// Move a running job (consolidation).
+// Move a running job, all its replicas at once (consolidation, docs/engine.md stage 8): the host
+// stops it at `from` and restarts it at `to` from its last checkpoint, so that `for_job`, a gang
+// blocked by fragmentation, starts in the capacity it leaves (a Start decision of the same cycle).
+// `from` is where it runs in the snapshot, `to` its new placements, both in group then replica
+// order.
 struct MigrateDecision {
   std::string job;
   std::vector<ReplicaPlacement> from;
   std::vector<ReplicaPlacement> to;
+  std::string for_job;
+  // Milli-GPU-seconds of work lost since the job's last checkpoint, plus its restore time (priced
+  // as a preemption victim is).
+  int64_t lost_milli_gpu_seconds = 0;
 };
 
 // Change the replica count of a running elastic group.
@@ -77,6 +91,9 @@ enum class PendingReason {
   kQueueLimit,
   // The cycle's work budget ran out before the job was tried.
   kBudgetExhausted,
+  // Nodes could take the job now, but it would still run at the start of their maintenance
+  // window (by its runtime estimate, or having none), and no other node can take it.
+  kMaintenance,
   // The job could start, but only by taking capacity a headroom rule keeps free for jobs of a
   // higher priority (Policy::headroom); `gpu_model` names the rule's model.
   kHeadroom,
@@ -101,6 +118,34 @@ struct PendingDecision {
   // keeps them running.
   std::vector<std::string> would_preempt;
   std::string counterfactual;
+};
+
+// What the host should do with a node (docs/operations.md). The names (NodeActionName) appear
+// in JSON.
+enum class NodeAction {
+  // Take no new work; running work stays (a health rule). The host sets the node kCordoned.
+  kCordon,
+  // Take no new work; the jobs still there at the maintenance window's start are stopped. The
+  // host sets the node kDraining.
+  kDrain,
+  // Take work again (the cause the engine cordoned or drained it for is gone). kReady.
+  kUncordon,
+  // Run the node's diagnostic once it is empty; take no new work until the result is in.
+  // kCordoned.
+  kDiagnose,
+};
+
+const char* NodeActionName(NodeAction action);
+
+struct NodeActionDecision {
+  std::string node;
+  NodeAction action = NodeAction::kCordon;
+  // One sentence: the rule and the numbers behind it.
+  std::string reason;
+  // kDrain and kDiagnose: host clock time the node is expected to hold no work, from its running
+  // jobs' runtime estimates (for kDrain at the latest the window's start, when they are stopped).
+  // 0 for the other actions.
+  int64_t expected_empty_time = 0;
 };
 
 // One queue's fair share of one GPU model ("*": all models together) at the start of the cycle,
@@ -156,6 +201,37 @@ struct Counters {
   int64_t resizes = 0;
   // Plans simulated only to explain pending jobs (PendingDecision::would_preempt).
   int64_t counterfactual_plans = 0;
+  // Jobs moved by consolidation: one per MigrateDecision; and the move sets it simulated.
+  int64_t migrations = 0;
+  int64_t consolidation_plans = 0;
+  bool budget_exhausted = false;
+};
+
+// Add `count` nodes of the policy's template `template_name` (count >= 1).
+struct ScaleAdd {
+  std::string template_name;
+  int32_t count = 0;
+};
+
+// Scale advice (Policy::scale; docs/operations.md, "Scale advice" states the guarantees).
+struct ScaleAdvice {
+  // Nodes to add, by template, sorted by template name; only templates with a count.
+  // Sufficient: adding them and scheduling again starts every job of `covers`. Minimal per
+  // template: one node fewer of any template leaves a job of `covers` pending. The cheapest
+  // such mix when `cheapest` is true.
+  std::vector<ScaleAdd> add;
+  // Ready nodes without running work that could be removed while the cycle still starts,
+  // preempts and reserves for the same jobs, sorted by id.
+  std::vector<std::string> release;
+  // The pending jobs the advice covers, sorted by id.
+  std::vector<std::string> covers;
+  // Total price per hour of `add`, in micro-units.
+  int64_t cost_per_hour_micro = 0;
+  // Every cheaper mix was simulated and found insufficient.
+  bool cheapest = false;
+  // Cycles simulated; and whether ScaleOptions::max_simulations stopped the search (then `add`
+  // is still sufficient but may not be minimal, and `release` may be shorter than it could be).
+  int64_t simulations = 0;
   bool budget_exhausted = false;
 };
 
@@ -177,6 +253,10 @@ struct Decisions {
   // rows where the queue has a guarantee, usage or demand.
   std::vector<QueueShare> queue_shares;
   Counters counters;
+  // Node actions (health, diagnostics, maintenance), sorted by node id; at most one per node.
+  std::vector<NodeActionDecision> node_actions;
+  // Set exactly when the policy has a `scale` object.
+  std::optional<ScaleAdvice> scale_advice;
   // One row per headroom rule of the policy (empty without rules).
   std::vector<HeadroomReport> headroom;
 };

@@ -4,6 +4,7 @@
 
 #include "gpupool/apply.h"
 #include "gpupool/decisions.h"
+#include "gpupool/drain_plan.h"
 #include "gpupool/explain.h"
 #include "gpupool/gpu_model.h"
 #include "gpupool/job.h"

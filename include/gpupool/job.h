@@ -116,6 +116,11 @@ struct Job {
   // For pending jobs: host clock time the job last became pending (its submit time, or when it
   // was last evicted). The starvation guard measures waiting from it. Unset: submit_time.
   std::optional<int64_t> pending_since;
+  // For running jobs: it was started as a backfill (StartDecision::backfilled) and has run
+  // since. With policy.backfill, a backfilled job past runtime_estimate_s + margin_s since its
+  // start_time is overrun (docs/engine.md, stage 7). Only a running job with a
+  // runtime_estimate_s may have it.
+  bool backfilled = false;
   // The job accepts spot nodes whatever its checkpointing (docs/operations.md, "Spot nodes"):
   // without it a job goes on a spot node only if it is preemptible and checkpoints at least every
   // Policy::spot.max_checkpoint_interval_s.

@@ -20,6 +20,34 @@ enum class NodeState {
   kDown,      // unreachable or failed
 };
 
+// Why a node that is not ready is so. The engine changes the state only of the nodes it put there
+// itself (docs/operations.md): a host that applies a node action (ApplyDecisions) records the
+// cause with the state; every other state is the host's or an operator's and stays as it is.
+enum class NodeStateCause {
+  kHost,         // default: set by the host or an operator
+  kHealth,       // cordoned by a health rule (NodeAction::kCordon)
+  kDiagnostic,   // cordoned to run its diagnostic (NodeAction::kDiagnose)
+  kMaintenance,  // draining for a maintenance window (NodeAction::kDrain)
+};
+
+// A maintenance window of a node, in host clock seconds: the node takes no work in
+// [start, end), and the jobs still on it at `start` are checkpointed and stopped.
+struct MaintenanceWindow {
+  int64_t start = 0;
+  int64_t end = 0;
+
+  friend bool operator==(const MaintenanceWindow&, const MaintenanceWindow&) = default;
+};
+
+// The outcome of a node's last diagnostic (for example DCGM diagnostics level 3).
+struct DiagnosticRun {
+  // Host clock time the diagnostic finished.
+  int64_t time = 0;
+  bool passed = true;
+
+  friend bool operator==(const DiagnosticRun&, const DiagnosticRun&) = default;
+};
+
 // One GPU inside a node.
 struct Gpu {
   // Index of the GPU inside its node (0-based, unique within the node, below 1024).
@@ -27,8 +55,16 @@ struct Gpu {
   // NVLink island the GPU belongs to. GPUs of one island talk over NVLink; a DGX H100 is a single
   // island of 8, a PCIe server may have islands of 2 or of 1.
   int32_t island = 0;
-  // Unhealthy GPUs receive no new work.
+  // Unhealthy GPUs receive no new work. A GPU that has failed is unhealthy; with the policy's
+  // health rules on, the jobs still running on it are checkpointed and stopped.
   bool healthy = true;
+  // Error counts the host collected since `errors_since` (unset: since the host started
+  // counting): XID errors reported by the driver, and uncorrectable ECC errors. The policy's
+  // health rules cordon a node when a GPU reaches a threshold. The host resets them (for example
+  // after a repair); the engine only reads them.
+  int64_t xid_errors = 0;
+  int64_t ecc_errors = 0;
+  std::optional<int64_t> errors_since;
 };
 
 // A machine with GPUs of one model (or none: a CPU-only node).
@@ -51,6 +87,14 @@ struct Node {
   NodeState state = NodeState::kReady;
   // If not empty, only jobs of these queues (or of queues below them) may be placed here.
   std::vector<std::string> owner_queues;
+  // Maintenance windows, in ascending order and without overlap (each starts at or after the end
+  // of the one before). A job that would still run at a window's start does not start here.
+  std::vector<MaintenanceWindow> maintenance;
+  // The node's last diagnostic, if the host ran one.
+  std::optional<DiagnosticRun> last_diagnostic;
+  // Who put the node in its state (kHost unless the engine did); never kHealth, kDiagnostic or
+  // kMaintenance on a ready node.
+  NodeStateCause state_cause = NodeStateCause::kHost;
   // Spot capacity (docs/operations.md, "Spot nodes"): cheaper, but the provider may take it back
   // at short notice. A spot node takes only jobs that may lose it: spot_tolerant jobs, or
   // preemptible jobs that checkpoint at least every Policy::spot.max_checkpoint_interval_s.

@@ -4,9 +4,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "gpupool/node.h"
 #include "gpupool/placement_scorer.h"
 
 namespace gpupool {
@@ -22,6 +24,16 @@ enum class PlacementStrategy {
   kFirstFit,
   // The node with the most free milli-GPUs (then the most free CPU): spreads load.
   kSpread,
+  // "expected-waste": the expected-waste scorer (MakeExpectedWasteScorer() in
+  // gpupool/scorers/scorers.h, the placement that beats FGD in docs/simulator.md) fed with the
+  // snapshot's own workload mix: one task class per distinct per-replica request and GPU-model
+  // list of the snapshot's jobs, pending and running, each counted once per replica. Among the
+  // first 32 nodes where the replica fits, in best-fit order, the one whose expected final
+  // waste grows least; ties go to the first (best-fit's choice). Deterministic: the mix is
+  // derived inside the cycle from the snapshot.
+  // Packs better than best-fit (docs/policy-format.md measures it) but costs about 2.5x its
+  // time per cycle, which is why it is not the default.
+  kExpectedWaste,
 };
 
 // Order in which pending jobs are considered (within a queue when queues are ordered by fair
@@ -132,6 +144,110 @@ struct FairShareOptions {
   BudgetEnforcement gpu_hour_budgets = BudgetEnforcement::kEnforce;
 };
 
+// What the cycle does with a backfilled job that runs past its estimate (BackfillOptions).
+enum class OverrunAction {
+  // Default. The reservation waits: the job runs on, and the reservation's expected start no
+  // longer counts on it ending (its end is unknown).
+  kWait,
+  // A preemptible backfilled job past runtime_estimate_s + margin_s since its start_time is
+  // evicted (a Preempt decision) when a reservation of the cycle is made on its node.
+  kPreempt,
+};
+
+// Backfill (docs/engine.md, stage 7). With it on, the first `reservations` jobs of a cycle left
+// pending for lack of room (and, as without it, every starving job) get a reservation: capacity
+// held where they are expected to start soonest, computed from the running jobs'
+// runtime_estimate_s. A later job may start in that held capacity only if it has a
+// runtime_estimate_s and now + runtime_estimate_s + margin_s is at most the reservation's
+// expected start (its Start decision says `backfilled`); it may always start beside it, in
+// capacity no reservation holds. Off by default: nothing changes.
+struct BackfillOptions {
+  bool enabled = false;
+  // Jobs left pending for lack of room that get a reservation, first ones in the cycle's order
+  // (starving jobs always get one). 0: only starving jobs.
+  int64_t reservations = 1;
+  // Seconds added to a job's estimate before it may backfill, and before it counts as overrun.
+  int64_t margin_s = 0;
+  OverrunAction overrun = OverrunAction::kWait;
+};
+
+// Consolidation (docs/engine.md, stage 8). A pending gang blocked by fragmentation or topology
+// (enough free GPUs of its model in total, not in the shape it needs) may start now if running
+// jobs move out of its way: whole jobs, each re-placed by the placer under its own constraints,
+// only preemptible, checkpointable (checkpointing.interval_s > 0), non-elastic jobs past their
+// minimum runtime. The cheapest such move set (lost work plus restore time, priced like a
+// preemption victim) is taken only if the gang's gain (its milli-GPUs x its expected wait without
+// the moves) is more than gain_factor times that cost. Off by default.
+struct ConsolidationOptions {
+  // Off by default: Schedule() emits no Migrate decision.
+  bool enabled = false;
+  // The gain must exceed this multiple of the moves' cost. At least 1.
+  int64_t gain_factor = 2;
+  // Most jobs moved for one gang. At least 1.
+  int64_t max_moves = 2;
+  // Move sets simulated over the whole cycle (work units); once spent, no further consolidation
+  // is planned (counters.budget_exhausted reports it). 0: unbounded.
+  int64_t max_plans = 256;
+};
+
+// Health rules (docs/operations.md, "Health and diagnostics"). Off by default: the snapshot's
+// error counts and diagnostics are then ignored, and unhealthy GPUs are only left unused.
+struct HealthOptions {
+  // With the rules on: a node with a GPU at an error threshold or whose last diagnostic failed is
+  // cordoned (node action kCordon), one cordoned for health that passes again is uncordoned, and
+  // the jobs running on a failed GPU (healthy: false) are checkpointed and stopped (a Preempt).
+  bool enabled = false;
+  // A node is cordoned when one of its GPUs has at least this many XID errors, or this many
+  // uncorrectable ECC errors. 0: no such rule.
+  int64_t xid_errors_to_cordon = 0;
+  int64_t ecc_errors_to_cordon = 0;
+  // A node with GPUs whose last diagnostic is this many seconds old or older (or that has none)
+  // is given a diagnostic (node action kDiagnose) when it is idle, or will be within
+  // diagnostic_idle_window_s by its running jobs' runtime estimates. 0: no diagnostics planned.
+  int64_t diagnostic_interval_s = 0;
+  int64_t diagnostic_idle_window_s = 0;
+  // At most this many nodes wait for or run a diagnostic at once. 0: no limit.
+  int64_t max_diagnosing_nodes = 0;
+};
+
+// Maintenance windows (docs/operations.md, "Maintenance windows and drains"). A node's windows
+// always apply; these knobs only say how.
+struct MaintenanceOptions {
+  // A ready node whose next window starts within this many seconds drains: it takes no new work
+  // (node action kDrain, with the time it is expected to be empty). 0: only once the window has
+  // started.
+  int64_t drain_notice_s = 0;
+  // A job without a runtime estimate may start on a node with a window ahead (it is then stopped
+  // at the window's start). Off by default: such a job could run forever, so it avoids those
+  // nodes.
+  bool start_without_estimate = false;
+};
+
+// One kind of node the host could add to the pool (scale advice, docs/operations.md).
+struct NodeTemplate {
+  // Unique among the templates, non-empty; the advice names the template by it.
+  std::string name;
+  // The node as the host would add it, as in the snapshot, but without an id (`node.id` must be
+  // empty: the host names the nodes it adds). Checked against the snapshot like a snapshot's node
+  // (known GPU model and topology levels, ...) and must be ready.
+  Node node;
+  // At most this many nodes of the template may be advised (>= 0; 0: never advised).
+  int32_t max_count = 0;
+  // Price of one node for one hour, in micro-units of the host's currency (1,000,000 = one unit;
+  // JSON "cost_per_hour": 2.5 is 2,500,000). >= 0. The advice prefers the cheapest mix.
+  int64_t cost_per_hour_micro = 0;
+};
+
+// Scale advice (docs/operations.md, "Scale advice"): which template nodes to add so that the
+// pending jobs the advice covers start, and which idle nodes to release without delaying any
+// job. Computed by simulating whole cycles on copies of the snapshot, after the cycle itself.
+struct ScaleOptions {
+  std::vector<NodeTemplate> templates;
+  // Simulated cycles the advice may spend (work units, never wall time; >= 0, 0: unbounded).
+  // Once spent, the advice found so far is reported with ScaleAdvice::budget_exhausted set.
+  int64_t max_simulations = 200;
+};
+
 // The unit a headroom rule counts in (docs/operations.md, "Headroom for urgent work").
 enum class HeadroomShape {
   // Whole free GPUs: healthy GPUs with nothing allocated on them.
@@ -192,12 +308,19 @@ struct Policy {
   FairShareOptions fair_share;
   PreemptionOptions preemption;
   Budgets budgets;
+  BackfillOptions backfill;
+  ConsolidationOptions consolidation;
+  HealthOptions health;
+  MaintenanceOptions maintenance;
+  // Unset (the default): no scale advice, and Decisions::scale_advice stays unset.
+  std::optional<ScaleOptions> scale;
   // Capacity kept free for urgent work, at most one rule per (gpu_model, shape). Empty: none.
   std::vector<HeadroomRule> headroom;
   SpotOptions spot;
 };
 
-// Stable names of the built-in strategies ("best-fit", "first-fit", "spread").
+// Stable names of the built-in strategies ("best-fit", "first-fit", "spread",
+// "expected-waste").
 const char* PlacementStrategyName(PlacementStrategy strategy);
 // Stable names of the job orders ("priority-fifo", "las", "shortest-remaining") and queue orders
 // ("none", "fair-share").
@@ -205,6 +328,8 @@ const char* JobOrderName(JobOrder order);
 const char* QueueOrderName(QueueOrder order);
 // Stable names of the victim orders ("cheapest-first", "lowest-priority-first").
 const char* VictimOrderName(VictimOrder order);
+// Stable names of the overrun actions ("wait", "preempt").
+const char* OverrunActionName(OverrunAction action);
 // Stable names of the budget enforcements ("enforce", "report-only").
 const char* BudgetEnforcementName(BudgetEnforcement enforcement);
 // Stable names of the headroom shapes ("gpus", "nodes", "islands").

@@ -21,7 +21,11 @@ namespace gpupool {
 // the order of the snapshot's lists. Pure: no clocks, I/O, threads or globals. Thread-safe for
 // concurrent calls. Errors: those of ValidateSnapshot, then those of ValidatePolicy
 // (InvalidArgument for a bad policy), both in validate.h.
-// Cost: about linear in pending jobs; identical jobs that failed are answered in O(1).
+// With policy.scale set, the decisions also carry scale advice (Decisions::scale_advice,
+// docs/operations.md), computed after the cycle by simulating whole cycles on copies of the
+// snapshot; the scale templates are checked first (ValidateScaleTemplates, validate.h).
+// Cost: about linear in pending jobs; identical jobs that failed are answered in O(1). Scale
+// advice adds up to policy.scale->max_simulations such cycles; without it, nothing.
 absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& policy);
 
 }  // namespace gpupool

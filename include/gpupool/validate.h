@@ -37,6 +37,9 @@ absl::Status ValidateSnapshot(const Snapshot& snapshot);
 //     preemption.max_victim_lost_s, preemption.min_victim_run_s: >= 0 (0 means off);
 //   - budgets.max_candidates, budgets.max_preemption_plans, budgets.max_counterfactual_plans:
 //     >= 0 (0 means unbounded, or for counterfactuals none);
+//   - scale (when set): max_simulations >= 0; each template with a non-empty, unique name, an
+//     empty node.id, max_count >= 0 and cost_per_hour_micro >= 0 (the template's node itself is
+//     checked against the snapshot by ValidateScaleTemplates()).
 //   - headroom: each rule's gpu_model not empty, shape one of the enumerators, count >= 1, and at
 //     most one rule per (gpu_model, shape); spot.max_checkpoint_interval_s >= 0.
 // Schedule() also refuses, with FailedPrecondition, a headroom rule whose gpu_model the snapshot
@@ -47,6 +50,16 @@ absl::Status ValidateSnapshot(const Snapshot& snapshot);
 // `struct Policy`, so the error returned is the first bad field in that order. Cost: linear in
 // the number of thresholds, quadratic in the number of headroom rules.
 absl::Status ValidatePolicy(const Policy& policy);
+
+// Checks each scale template's node against the snapshot it would join, with the rules of a
+// snapshot's node (docs/snapshot-format.md, nodes): a known GPU model, GPU indices and islands,
+// quantities in range, known topology levels and owner queues; and it must be ready. OK when the
+// policy has no scale object. Schedule() runs it after ValidateSnapshot() and ValidatePolicy();
+// expects both to have passed. The error has the code the snapshot rule has (InvalidArgument or
+// FailedPrecondition) and names the field under the template's index:
+// "policy.scale.templates[2].node.gpu_model: unknown GPU model \"H200\"". Cost: that of
+// validating the snapshot's queues and one node, per template.
+absl::Status ValidateScaleTemplates(const Snapshot& snapshot, const Policy& policy);
 
 }  // namespace gpupool
 

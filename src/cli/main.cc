@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   gpupool::cli::RegisterSimulateCommand(app, &exit_code);
   gpupool::cli::RegisterSlurmCommand(app, &exit_code);
   gpupool::cli::RegisterMetricsCommand(app, &exit_code);
+  gpupool::cli::RegisterDrainCommand(app, &exit_code);
 
   try {
     app.parse(argc, argv);

@@ -9,9 +9,11 @@
 //   gpupool simulate --protocol replay --trace philly:PATH [--cluster NxG[/R]]
 //       [--window-start YYYY-MM-DD --window-days D] --policy NAME[,NAME...|all] [--json OUT.json]
 //       [--html OUT.html] [--prices PRICES.json] [--chargeback OUT.csv] [--budgets BUDGETS.json]
+//       [--failures RATE|published] [--node-failures RATE] [--repair-hours H] [--failure-seed N]
 //       (the job-level replay of the Philly trace in time, docs/replay.md)
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -19,6 +21,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/commands.h"
@@ -63,6 +66,11 @@ struct SimulateFlags {
   std::string prices;
   std::string chargeback;
   std::string budgets;
+  // --protocol replay: failures and repairs (docs/replay.md, "Failures and repairs").
+  std::string failures = "0";
+  std::string node_failures;
+  std::string repair_hours;
+  uint64_t failure_seed = 1;
 };
 
 // "42-51", "42,43,50" or "7".
@@ -156,6 +164,75 @@ absl::StatusOr<std::vector<int32_t>> ReadArrivals(const std::string& path,
     arrivals.push_back(it->second);
   }
   return arrivals;
+}
+
+// A non-negative decimal with at most `decimals` digits after the point ("0.303", "12"), as an
+// integer count of 10^-decimals units; no floating point. None when malformed or above `max`.
+std::optional<int64_t> ParseDecimal(std::string_view text, int decimals, int64_t max) {
+  int64_t units = 0;
+  int seen_decimals = -1;
+  bool digits = false;
+  for (char c : text) {
+    if (c == '.') {
+      if (seen_decimals >= 0) return std::nullopt;
+      seen_decimals = 0;
+      continue;
+    }
+    if (c < '0' || c > '9') return std::nullopt;
+    if (seen_decimals >= 0 && ++seen_decimals > decimals) return std::nullopt;
+    digits = true;
+    units = units * 10 + (c - '0');
+    if (units > max * 1'000'000'000LL) return std::nullopt;  // long before any overflow
+  }
+  if (!digits) return std::nullopt;
+  for (int d = std::max(seen_decimals, 0); d < decimals; ++d) units *= 10;
+  int64_t scale = 1;
+  for (int d = 0; d < decimals; ++d) scale *= 10;
+  if (units > max * scale) return std::nullopt;
+  return units;
+}
+
+// The failure model of --failures, --node-failures, --repair-hours and --failure-seed into
+// `failures` (docs/cli.md). Usage errors name the option.
+absl::Status ParseFailureFlags(const SimulateFlags& f, sim::ReplayFailures& failures) {
+  const bool published = f.failures == "published";
+  if (published) {
+    failures.gpu_per_million_gpu_days = sim::kPublishedGpuFailuresPerMillionGpuDays;
+    failures.node_per_million_node_days = sim::kPublishedNodeFailuresPerMillionNodeDays;
+  } else {
+    const std::optional<int64_t> rate = ParseDecimal(f.failures, 3, 100);
+    if (!rate) {
+      return absl::InvalidArgumentError(fmt::format(
+          "--failures: expected GPU failures per 1,000 GPU-days (a number in [0, 100], at most "
+          "3 decimals) or \"published\", got \"{}\"",
+          f.failures));
+    }
+    failures.gpu_per_million_gpu_days = *rate;
+  }
+  if (!f.node_failures.empty()) {
+    const std::optional<int64_t> rate = ParseDecimal(f.node_failures, 3, 100);
+    if (!rate) {
+      return absl::InvalidArgumentError(fmt::format(
+          "--node-failures: expected node failures per 1,000 node-days (a number in [0, 100], "
+          "at most 3 decimals), got \"{}\"",
+          f.node_failures));
+    }
+    failures.node_per_million_node_days = *rate;
+  }
+  failures.repair_s = sim::kPublishedRepairS;
+  if (!f.repair_hours.empty()) {
+    // Micro-hours, to whole seconds rounded half up (3,600 s per hour: 36 / 10,000 per unit).
+    const std::optional<int64_t> micro = ParseDecimal(f.repair_hours, 6, 8760);
+    const int64_t seconds = micro ? (*micro * 36 + 5000) / 10000 : 0;
+    if (seconds < 1) {
+      return absl::InvalidArgumentError(fmt::format(
+          "--repair-hours: expected hours in (0, 8760] (at least one second), got \"{}\"",
+          f.repair_hours));
+    }
+    failures.repair_s = seconds;
+  }
+  failures.seed = f.failure_seed;
+  return absl::OkStatus();
 }
 
 // "64x8" (nodes x GPUs per node) or "64x8/16" (and nodes per rack) into `pool`.
@@ -300,6 +377,13 @@ int RunReplayProtocol(const SimulateFlags& f) {
     }
     prices = *std::move(read);
   }
+  sim::ReplayFailures failures;
+  if (absl::Status status = ParseFailureFlags(f, failures); !status.ok()) {
+    PrintError(status);
+    return kExitUsage;
+  }
+  // The failure columns only with failures on: without them the table is what it was.
+  const bool failure_columns = failures.enabled();
   std::string chargeback_csv;
   std::vector<std::string> json_runs;
   std::vector<sim::ReplayRun> report_runs;  // only with --html
@@ -312,6 +396,10 @@ int RunReplayProtocol(const SimulateFlags& f) {
             : std::string(" (whole trace)"),
       "policy", "JCT mean", "JCT p50", "JCT p99", "wait mean", "util", "preempt", "Jain",
       "GPU-h lost");
+  if (failure_columns) {
+    table.pop_back();
+    table += fmt::format(" {:>9} {:>10} {:>11}\n", "fail-stop", "GPU-h fail", "GPU-h repair");
+  }
   for (const std::string& name : names) {
     absl::StatusOr<sim::ReplayOptions> options = sim::MakeReplayOptions(name);
     if (!options.ok()) {
@@ -323,6 +411,7 @@ int RunReplayProtocol(const SimulateFlags& f) {
                              f.cluster));
       return kExitUsage;
     }
+    options->failures = failures;
     if (absl::Status status = SetReplayQueues(f, jobs, prices, *options); !status.ok()) {
       PrintError(status);
       return kExitInvalidInput;
@@ -361,6 +450,11 @@ int RunReplayProtocol(const SimulateFlags& f) {
         "{:<10} {:>9.0f}s {:>9.0f}s {:>10.0f}s {:>9.0f}s {:>7.1f}% {:>9} {:>7.3f} {:>11.1f}\n",
         name, m.jct_mean_s, m.jct_p50_s, m.jct_p99_s, m.queue_delay_mean_s, 100.0 * m.utilization,
         m.preemptions, m.jain_fairness, m.gpu_hours_lost_to_preemption);
+    if (failure_columns) {
+      table.pop_back();
+      table += fmt::format(" {:>9} {:>10.1f} {:>12.1f}\n", m.failure_stops,
+                           m.gpu_hours_lost_to_failures, m.gpu_hours_under_repair);
+    }
     if (!f.html.empty()) {
       report_pool = options->pool;
       report_runs.push_back(sim::ReplayRun{.label = name, .result = *std::move(result)});
@@ -566,6 +660,18 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--budgets", flags->budgets,
                   "--protocol replay: GPU-hour budgets per virtual cluster per period (JSON, "
                   "docs/accounting.md); the engine sees them in its snapshots");
+  cmd->add_option("--failures", flags->failures,
+                  "--protocol replay: GPU failures per 1,000 GPU-days (0: none, the default), "
+                  "or \"published\" for the published rates of GPU and node failures "
+                  "(docs/replay.md, \"Failures and repairs\")");
+  cmd->add_option("--node-failures", flags->node_failures,
+                  "--protocol replay: whole-node failures per 1,000 node-days (default 0, or the "
+                  "published rate with --failures published)");
+  cmd->add_option("--repair-hours", flags->repair_hours,
+                  "--protocol replay: every failed GPU or node is back after exactly this many "
+                  "hours (24)");
+  cmd->add_option("--failure-seed", flags->failure_seed,
+                  "--protocol replay: seed of the failures (1)");
   cmd->add_flag("--quiet", flags->quiet, "No summary table, no progress");
   cmd->callback([flags, exit_code]() { *exit_code = RunSimulate(*flags); });
 }

@@ -29,12 +29,41 @@ absl::Status ApplyStarts(const Decisions& decisions, Snapshot& snapshot) {
     job.start_time = snapshot.now;
     job.placements = start.placements;
     job.pending_since.reset();
+    job.backfilled = start.backfilled;
   }
   return absl::OkStatus();
 }
 
 absl::Status ApplyDecisions(const Decisions& decisions, Snapshot& snapshot) {
   Snapshot next = snapshot;
+  std::map<std::string, Node*, std::less<>> nodes;
+  for (Node& node : next.nodes) nodes.emplace(node.id, &node);
+  for (const NodeActionDecision& action : decisions.node_actions) {
+    auto it = nodes.find(action.node);
+    if (it == nodes.end()) {
+      return absl::FailedPreconditionError(
+          fmt::format("node_actions[{}]: no such node in the snapshot", action.node));
+    }
+    Node& node = *it->second;
+    switch (action.action) {
+      case NodeAction::kCordon:
+        node.state = NodeState::kCordoned;
+        node.state_cause = NodeStateCause::kHealth;
+        break;
+      case NodeAction::kDrain:
+        node.state = NodeState::kDraining;
+        node.state_cause = NodeStateCause::kMaintenance;
+        break;
+      case NodeAction::kUncordon:
+        node.state = NodeState::kReady;
+        node.state_cause = NodeStateCause::kHost;
+        break;
+      case NodeAction::kDiagnose:
+        node.state = NodeState::kCordoned;
+        node.state_cause = NodeStateCause::kDiagnostic;
+        break;
+    }
+  }
   std::map<std::string, Job*, std::less<>> by_id;
   for (Job& job : next.jobs) by_id.emplace(job.id, &job);
   for (const PreemptDecision& preempt : decisions.preemptions) {
@@ -47,6 +76,7 @@ absl::Status ApplyDecisions(const Decisions& decisions, Snapshot& snapshot) {
     victim.state = JobState::kPending;
     victim.placements.clear();
     victim.start_time.reset();
+    victim.backfilled = false;
     // Never before its submit time, which validation requires of pending_since (a host's clock
     // may put a running job's submit time after `now`).
     victim.pending_since = std::max(next.now, victim.submit_time);
@@ -73,6 +103,16 @@ absl::Status ApplyDecisions(const Decisions& decisions, Snapshot& snapshot) {
     std::erase_if(placements, [&](const ReplicaPlacement& p) {
       return p.group == resize.group && p.replica > last_kept;
     });
+  }
+  // Migrations: the job restarts at its new placements from its last checkpoint, now.
+  for (const MigrateDecision& migrate : decisions.migrations) {
+    auto it = by_id.find(migrate.job);
+    if (it == by_id.end() || it->second->state != JobState::kRunning) {
+      return absl::FailedPreconditionError(
+          fmt::format("migrations[{}]: no such running job in the snapshot", migrate.job));
+    }
+    it->second->placements = migrate.to;
+    it->second->start_time = next.now;
   }
   if (absl::Status status = ApplyStarts(decisions, next); !status.ok()) return status;
   snapshot = std::move(next);

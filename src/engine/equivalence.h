@@ -28,10 +28,16 @@ class EquivalenceCache {
  public:
   // `index` must outlive the cache. `with_priority`: the job's priority is part of its shape
   // (policy.preemption.enabled).
+  // `with_estimate`: the job's remaining runtime estimate is part of its shape (a node's
+  // maintenance window lies ahead: maintenance.h).
   // `with_spot`: whether the job may use spot nodes is part of it too (the pool has spot nodes,
   // spot.h), through preemptible, spot_tolerant and the checkpoint interval.
-  EquivalenceCache(const SnapshotIndex& index, bool with_priority, bool with_spot = false)
-      : index_(index), with_priority_(with_priority), with_spot_(with_spot) {}
+  EquivalenceCache(const SnapshotIndex& index, bool with_priority, bool with_estimate = false,
+                   bool with_spot = false)
+      : index_(index),
+        with_priority_(with_priority),
+        with_estimate_(with_estimate),
+        with_spot_(with_spot) {}
 
   // The position (in the caller's list of pending decisions) of the decision of an earlier job
   // of the same shape as job j that failed, or nullopt.
@@ -49,6 +55,7 @@ class EquivalenceCache {
 
   const SnapshotIndex& index_;
   const bool with_priority_;
+  const bool with_estimate_;
   const bool with_spot_;
   // The job FindFailure() last hashed, and its hash.
   int32_t hashed_job_ = kNone;

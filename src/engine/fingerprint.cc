@@ -103,6 +103,38 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
     std::sort(owners.begin(), owners.end());
     h.Int(static_cast<int64_t>(owners.size()));
     for (const std::string& owner : owners) h.Str(owner);
+    // Operations facts, hashed only when set, so that fingerprints of snapshots without them stay
+    // as they were.
+    std::vector<const Gpu*> erring;
+    for (const Gpu& gpu : node.gpus) {
+      if (gpu.xid_errors != 0 || gpu.ecc_errors != 0 || gpu.errors_since) erring.push_back(&gpu);
+    }
+    std::sort(erring.begin(), erring.end(),
+              [](const Gpu* a, const Gpu* b) { return a->index < b->index; });
+    for (const Gpu* gpu : erring) {
+      h.Str("gpu_errors");
+      h.Int(gpu->index);
+      h.Int(gpu->xid_errors);
+      h.Int(gpu->ecc_errors);
+      h.Opt(gpu->errors_since);
+    }
+    if (!node.maintenance.empty()) {
+      h.Str("maintenance");
+      h.Int(static_cast<int64_t>(node.maintenance.size()));
+      for (const MaintenanceWindow& window : node.maintenance) {
+        h.Int(window.start);
+        h.Int(window.end);
+      }
+    }
+    if (node.last_diagnostic) {
+      h.Str("last_diagnostic");
+      h.Int(node.last_diagnostic->time);
+      h.Int(node.last_diagnostic->passed ? 1 : 0);
+    }
+    if (node.state_cause != NodeStateCause::kHost) {
+      h.Str("state_cause");
+      h.Int(static_cast<int64_t>(node.state_cause));
+    }
     // Spot facts hashed only when set, so that fingerprints without them stay as they were.
     if (node.spot) h.Str("spot");
     if (node.reclaiming) h.Str("reclaiming");
@@ -168,6 +200,7 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
     h.Opt(job.start_time);
     h.Int(job.attained_service_s);
     if (job.pending_since.has_value()) h.Int(*job.pending_since);  // unset: as before it existed
+    if (job.backfilled) h.Str("backfilled");                       // unset: as before it existed
     if (job.spot_tolerant) h.Str("spot_tolerant");                 // likewise
     std::vector<ReplicaPlacement> placements = job.placements;
     std::sort(placements.begin(), placements.end(),
@@ -217,10 +250,94 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
     h.Str("max_counterfactual_plans");
     h.Int(policy.budgets.max_counterfactual_plans);
   }
+  // Hashed only when it is not the default, as above.
+  const BackfillOptions& backfill = policy.backfill;
+  const BackfillOptions off;
+  if (backfill.enabled != off.enabled || backfill.reservations != off.reservations ||
+      backfill.margin_s != off.margin_s || backfill.overrun != off.overrun) {
+    h.Str("backfill");
+    h.Int(backfill.enabled ? 1 : 0);
+    h.Int(backfill.reservations);
+    h.Int(backfill.margin_s);
+    h.Int(static_cast<int64_t>(backfill.overrun));
+  }
   // Hashed only when it is not the default (enforce), as above.
   if (policy.fair_share.gpu_hour_budgets != FairShareOptions{}.gpu_hour_budgets) {
     h.Str("gpu_hour_budgets");
     h.Int(static_cast<int64_t>(policy.fair_share.gpu_hour_budgets));
+  }
+  // Hashed only when it is not the default, as above.
+  const ConsolidationOptions& consolidation = policy.consolidation;
+  const ConsolidationOptions defaults;
+  if (consolidation.enabled != defaults.enabled ||
+      consolidation.gain_factor != defaults.gain_factor ||
+      consolidation.max_moves != defaults.max_moves ||
+      consolidation.max_plans != defaults.max_plans) {
+    h.Str("consolidation");
+    h.Int(consolidation.enabled ? 1 : 0);
+    h.Int(consolidation.gain_factor);
+    h.Int(consolidation.max_moves);
+    h.Int(consolidation.max_plans);
+  }
+  // Hashed only when not the default, as above.
+  const HealthOptions& health = policy.health;
+  if (health.enabled || health.xid_errors_to_cordon != 0 || health.ecc_errors_to_cordon != 0 ||
+      health.diagnostic_interval_s != 0 || health.diagnostic_idle_window_s != 0 ||
+      health.max_diagnosing_nodes != 0) {
+    h.Str("health");
+    h.Int(health.enabled ? 1 : 0);
+    h.Int(health.xid_errors_to_cordon);
+    h.Int(health.ecc_errors_to_cordon);
+    h.Int(health.diagnostic_interval_s);
+    h.Int(health.diagnostic_idle_window_s);
+    h.Int(health.max_diagnosing_nodes);
+  }
+  if (policy.maintenance.drain_notice_s != 0 || policy.maintenance.start_without_estimate) {
+    h.Str("maintenance");
+    h.Int(policy.maintenance.drain_notice_s);
+    h.Int(policy.maintenance.start_without_estimate ? 1 : 0);
+  }
+  // Hashed only when set (the scale advice is part of the decisions then), as above. Templates
+  // in name order (names are unique), so their order in the policy does not matter.
+  if (policy.scale) {
+    h.Str("scale");
+    h.Int(policy.scale->max_simulations);
+    std::vector<const NodeTemplate*> templates;
+    for (const NodeTemplate& t : policy.scale->templates) templates.push_back(&t);
+    std::sort(templates.begin(), templates.end(),
+              [](const NodeTemplate* a, const NodeTemplate* b) { return a->name < b->name; });
+    h.Int(static_cast<int64_t>(templates.size()));
+    for (const NodeTemplate* t : templates) {
+      h.Str(t->name);
+      h.Int(t->max_count);
+      h.Int(t->cost_per_hour_micro);
+      const Node& node = t->node;
+      h.Str(node.gpu_model);
+      std::vector<Gpu> gpus = node.gpus;
+      std::sort(gpus.begin(), gpus.end(),
+                [](const Gpu& a, const Gpu& b) { return a.index < b.index; });
+      h.Int(static_cast<int64_t>(gpus.size()));
+      for (const Gpu& gpu : gpus) {
+        h.Int(gpu.index);
+        h.Int(gpu.island);
+        h.Int(gpu.healthy ? 1 : 0);
+      }
+      h.Int(node.cpu_milli);
+      h.Int(node.memory_mib);
+      for (const auto* labels : {&node.path, &node.labels}) {
+        const std::vector<TopologyLabel> sorted = Sorted(*labels);
+        h.Int(static_cast<int64_t>(sorted.size()));
+        for (const TopologyLabel& label : sorted) {
+          h.Str(label.level);
+          h.Str(label.value);
+        }
+      }
+      h.Int(static_cast<int64_t>(node.state));
+      std::vector<std::string> owners = node.owner_queues;
+      std::sort(owners.begin(), owners.end());
+      h.Int(static_cast<int64_t>(owners.size()));
+      for (const std::string& owner : owners) h.Str(owner);
+    }
   }
   // Headroom rules in (model, shape) order, and the spot bound, only when set, as above.
   if (!policy.headroom.empty()) {

@@ -13,7 +13,7 @@
 //     ties in the greedy pass's group order, so the launcher above is placed first;
 //   - each replica tries the nodes where it fits in the strategy's order of preference (best-fit:
 //     least free GPU then CPU; spread: most; first-fit: topology order; a host scorer: highest
-//     score), taking the GPUs FitsOnNode() chooses there;
+//     score, and expected-waste as a host scorer), taking the GPUs FitsOnNode() chooses there;
 //   - replicas of one group are interchangeable, so they take nodes in ascending node index
 //     (each replica at or after the previous one's node), which cuts the permutations;
 //   - at most kGangSearchStepsPerReplica nodes are tried per replica, so a search costs at most
@@ -139,8 +139,7 @@ bool Placer::SearchFrom(int32_t j, const std::vector<SearchSlot>& slots, size_t 
     std::vector<int32_t> gpus;
   };
   std::vector<Option> options;
-  const bool first_fit =
-      policy_.scorer == nullptr && policy_.placement == PlacementStrategy::kFirstFit;
+  const bool first_fit = scorer_ == nullptr && policy_.placement == PlacementStrategy::kFirstFit;
   int32_t position = 0;
   for (int32_t n : candidates[slot.group]) {
     ++position;
@@ -152,7 +151,7 @@ bool Placer::SearchFrom(int32_t j, const std::vector<SearchSlot>& slots, size_t 
     option.node = n;
     if (first_fit) {
       option.key = {0, 0, position};
-    } else if (policy_.scorer != nullptr) {
+    } else if (scorer_ != nullptr) {
       option.key = {-HostScore(n, group.request), 0, n};
     } else {
       option.key = {state_.key_sign() * state_.node_free_gpu(n),

@@ -10,10 +10,11 @@
 
 namespace gpupool::internal {
 
-absl::Status Headroom::CheckModels(const SnapshotIndex& index, const Policy& policy) {
+absl::Status Headroom::CheckModels(const Snapshot& snapshot, const Policy& policy) {
   for (size_t i = 0; i < policy.headroom.size(); ++i) {
     const std::string& model = policy.headroom[i].gpu_model;
-    if (index.FindModel(model) == kNone) {
+    if (std::none_of(snapshot.gpu_models.begin(), snapshot.gpu_models.end(),
+                     [&model](const GpuModel& m) { return m.name == model; })) {
       return absl::FailedPreconditionError(fmt::format(
           "policy.headroom[{}].gpu_model: unknown GPU model \"{}\" (not in the snapshot's "
           "gpu_models)",

@@ -50,8 +50,9 @@ class Headroom {
     int32_t model;
   };
 
-  // FailedPrecondition when a rule names a GPU model the snapshot does not declare.
-  static absl::Status CheckModels(const SnapshotIndex& index, const Policy& policy);
+  // FailedPrecondition when a rule names a GPU model the snapshot does not declare. Needs no
+  // index: Schedule() calls it before the cycle builds one.
+  static absl::Status CheckModels(const Snapshot& snapshot, const Policy& policy);
 
   // The rules of `policy` in (gpu_model, shape) order. All references must outlive this.
   Headroom(const SnapshotIndex& index, const WorkingState& state, const Policy& policy);

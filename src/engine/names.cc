@@ -12,6 +12,8 @@ const char* PlacementStrategyName(PlacementStrategy strategy) {
       return "first-fit";
     case PlacementStrategy::kSpread:
       return "spread";
+    case PlacementStrategy::kExpectedWaste:
+      return "expected-waste";
   }
   return "unknown";
 }
@@ -44,6 +46,16 @@ const char* VictimOrderName(VictimOrder order) {
       return "cheapest-first";
     case VictimOrder::kLowestPriorityFirst:
       return "lowest-priority-first";
+  }
+  return "unknown";
+}
+
+const char* OverrunActionName(OverrunAction action) {
+  switch (action) {
+    case OverrunAction::kWait:
+      return "wait";
+    case OverrunAction::kPreempt:
+      return "preempt";
   }
   return "unknown";
 }
@@ -86,10 +98,26 @@ const char* PendingReasonName(PendingReason reason) {
       return "topology";
     case PendingReason::kQueueLimit:
       return "queue-limit";
+    case PendingReason::kMaintenance:
+      return "maintenance";
     case PendingReason::kBudgetExhausted:
       return "budget-exhausted";
     case PendingReason::kHeadroom:
       return "headroom";
+  }
+  return "unknown";
+}
+
+const char* NodeActionName(NodeAction action) {
+  switch (action) {
+    case NodeAction::kCordon:
+      return "cordon";
+    case NodeAction::kDrain:
+      return "drain";
+    case NodeAction::kUncordon:
+      return "uncordon";
+    case NodeAction::kDiagnose:
+      return "diagnose";
   }
   return "unknown";
 }

@@ -6,9 +6,15 @@
 
 #include "internal/check.h"
 #include "spot.h"
+#include "workload_mix.h"
 
 namespace gpupool::internal {
 namespace {
+
+// Expected-waste scores at most this many nodes where a replica fits, the first ones in best-fit
+// order, so that a placement's cost does not grow with the pool. The figures of
+// docs/policy-format.md ("Why these defaults") are with 32; other values were not measured.
+constexpr int32_t kExpectedWasteCandidates = 32;
 
 bool AllowsSpanningIslands(const TaskGroup& group) {
   return group.topology.replica_scope == ReplicaScope::kNode ||
@@ -20,6 +26,12 @@ bool AllowsSpanningIslands(const TaskGroup& group) {
 Placer::Placer(const SnapshotIndex& index, WorkingState& state, const Policy& policy,
                Counters& counters)
     : index_(index), state_(state), policy_(policy), counters_(counters) {
+  if (policy.scorer != nullptr) {
+    scorer_ = policy.scorer.get();
+  } else if (policy.placement == PlacementStrategy::kExpectedWaste) {
+    mix_scorer_ = MakeSnapshotMixScorer(index.snapshot());
+    scorer_ = mix_scorer_.get();
+  }
   if (index.any_spot()) {
     spot_ok_.resize(index.job_count());
     for (int32_t j = 0; j < index.job_count(); ++j) {
@@ -244,19 +256,24 @@ bool Placer::PlaceReplica(int32_t j, int32_t g, int32_t replica, int32_t model, 
   } else if (ordered) {
     if (any_model) {
       NodeKey best_key;
+      int64_t best_score = 0;
       std::vector<int32_t> slot_gpus;
       for (int32_t slot = 0; slot <= index_.model_count(); ++slot) {
         NodeKey key;
-        const int32_t n = SearchOrdered(j, group, slot, slot_gpus, key);
-        if (n != kNone && (node == kNone || key < best_key)) {
+        int64_t score = 0;
+        const int32_t n = SearchOrdered(j, group, slot, slot_gpus, key, score);
+        if (n != kNone &&
+            (node == kNone || score > best_score || (score == best_score && key < best_key))) {
           node = n;
           best_key = key;
+          best_score = score;
           gpus = slot_gpus;
         }
       }
     } else {
       NodeKey key;
-      node = SearchOrdered(j, group, model, gpus, key);
+      int64_t score = 0;
+      node = SearchOrdered(j, group, model, gpus, key, score);
     }
   } else if (any_model) {
     std::vector<int32_t> all(index_.node_count());
@@ -286,10 +303,32 @@ void Placer::Occupy(int32_t j, int32_t g, int32_t replica, int32_t node,
 }
 
 int32_t Placer::SearchOrdered(int32_t j, const TaskGroup& group, int32_t slot,
-                              std::vector<int32_t>& gpus, NodeKey& found_key) {
+                              std::vector<int32_t>& gpus, NodeKey& found_key,
+                              int64_t& found_score) {
   const absl::btree_set<NodeKey>& ordered = state_.ordered_nodes(slot);
   const int64_t need = group.request.gpu_milli;
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  found_score = 0;
+  if (mix_scorer_ != nullptr) {
+    // Expected-waste: the first kExpectedWasteCandidates nodes where the replica fits, in
+    // best-fit order; the highest score wins, the first (best-fit's choice) on ties.
+    int32_t best = kNone;
+    int32_t scored = 0;
+    std::vector<int32_t> trial;
+    for (auto it = ordered.lower_bound(NodeKey{need, kMin, 0});
+         it != ordered.end() && scored < kExpectedWasteCandidates; ++it) {
+      if (!FitsOnNode(j, group, it->node, trial)) continue;
+      ++scored;
+      const int64_t score = HostScore(it->node, group.request);
+      if (best == kNone || score > found_score) {
+        best = it->node;
+        found_score = score;
+        found_key = *it;
+        gpus = trial;
+      }
+    }
+    return best;
+  }
   if (state_.key_sign() > 0) {
     // Best-fit: the first node, by ascending free capacity, with at least `need` free.
     for (auto it = ordered.lower_bound(NodeKey{need, kMin, 0}); it != ordered.end(); ++it) {
@@ -315,6 +354,22 @@ int64_t Placer::HostScore(int32_t n, const ResourceRequest& request) {
   for (int32_t g = index_.gpu_begin(n); g < index_.gpu_end(n); ++g) {
     if (index_.gpu_healthy(g)) free_scratch_.push_back(state_.gpu_free_milli(g));
   }
+  int64_t* memo = nullptr;
+  if (mix_scorer_ != nullptr) {
+    memo_key_.clear();
+    memo_key_.push_back(index_.node_model(n));
+    memo_key_.push_back(state_.node_free_cpu(n));
+    memo_key_.push_back(state_.node_free_memory(n));
+    memo_key_.push_back(request.cpu_milli);
+    memo_key_.push_back(request.memory_mib);
+    memo_key_.push_back(request.gpu_milli);
+    const size_t gpus_at = memo_key_.size();
+    memo_key_.insert(memo_key_.end(), free_scratch_.begin(), free_scratch_.end());
+    std::sort(memo_key_.begin() + static_cast<std::ptrdiff_t>(gpus_at), memo_key_.end());
+    auto [it, inserted] = mix_memo_.try_emplace(memo_key_, 0);
+    if (!inserted) return it->second;
+    memo = &it->second;
+  }
   const Node& node = index_.node(n);
   NodeView view;
   view.gpu_model = node.gpu_model;
@@ -325,7 +380,9 @@ int64_t Placer::HostScore(int32_t n, const ResourceRequest& request) {
   view.free_memory_mib = state_.node_free_memory(n);
   view.free_gpu_milli = free_scratch_;
   view.free_gpu_milli_total = state_.node_free_gpu(n);
-  return policy_.scorer->Score(view, request);
+  const int64_t score = scorer_->Score(view, request);
+  if (memo != nullptr) *memo = score;
+  return score;
 }
 
 int32_t Placer::ScanForNode(int32_t j, const TaskGroup& group,
@@ -334,15 +391,14 @@ int32_t Placer::ScanForNode(int32_t j, const TaskGroup& group,
   int64_t best_score = 0;
   NodeKey best_key;
   std::vector<int32_t> trial;
-  const bool first_fit =
-      policy_.scorer == nullptr && policy_.placement == PlacementStrategy::kFirstFit;
+  const bool first_fit = scorer_ == nullptr && policy_.placement == PlacementStrategy::kFirstFit;
   for (int32_t n : candidates) {  // topology order
     if (!FitsOnNode(j, group, n, trial)) continue;
     if (first_fit) {
       gpus = trial;
       return n;
     }
-    if (policy_.scorer != nullptr) {
+    if (scorer_ != nullptr) {
       const int64_t score = HostScore(n, group.request);
       if (best == kNone || score > best_score) {
         best = n;
@@ -367,6 +423,7 @@ bool Placer::FitsOnNode(int32_t j, const TaskGroup& group, int32_t n, std::vecto
   gpus.clear();
   const JobInfo& info = index_.job(j);
   if (!state_.node_open(n) || !index_.QueueMayUseNode(info.queue, n)) return false;
+  if (windows_ != nullptr && windows_->Blocks(j, n)) return false;
   if (index_.node_spot(n) && !SpotOk(j)) return false;
   if (headroom_ != nullptr && index_.node_model(n) == avoid_counted_model_ &&
       headroom_->Counts(n)) {

@@ -12,8 +12,10 @@
 //
 // Candidate search: best-fit and spread walk the ordered per-model node index from the first
 // node with enough free milli-GPUs, so a search costs O(log nodes) plus the nodes that are skipped
-// for another reason (CPU, fragmentation); first-fit and host scorers scan nodes in topology
-// order. Every node tried counts one work unit against the policy's budget.
+// for another reason (CPU, fragmentation); expected-waste walks the same index as best-fit but
+// scores every node with enough free milli-GPUs (memoised per distinct node state and request,
+// workload_mix.h), ties to the first, best-fit's choice; first-fit and host scorers scan nodes
+// in topology order. Every node tried counts one work unit against the policy's budget.
 #ifndef GPUPOOL_PLACE_H_
 #define GPUPOOL_PLACE_H_
 
@@ -21,10 +23,12 @@
 #include <optional>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
 #include "gpupool/decisions.h"
 #include "gpupool/policy.h"
 #include "headroom.h"
+#include "maintenance.h"
 #include "snapshot_index.h"
 #include "working_state.h"
 
@@ -52,6 +56,9 @@ class Placer {
   // The pending decision for job j, which TryStart() has just failed to place.
   PendingDecision Diagnose(int32_t j);
 
+  // From now on a node fits a job only if `gate` lets the job start there (maintenance
+  // windows). `gate` must outlive the placer; nullptr: no windows.
+  void set_window_gate(const WindowGate* gate) { windows_ = gate; }
   // Headroom rules to keep (headroom.h); null: none. Must outlive the placer.
   void SetHeadroom(const Headroom* headroom) { headroom_ = headroom; }
   // The first headroom rule that refused a placement of the job in the last TryStart(), if any
@@ -96,9 +103,10 @@ class Placer {
   // Best node for the replica among `candidates` (scan), or kNone.
   int32_t ScanForNode(int32_t j, const TaskGroup& group, const std::vector<int32_t>& candidates,
                       std::vector<int32_t>& gpus);
-  // Best node from the ordered index of model slot m (best-fit, spread), or kNone.
+  // Best node from the ordered index of model slot m (best-fit, spread, expected-waste), or
+  // kNone; `found_score` is its expected-waste score (0 for the others).
   int32_t SearchOrdered(int32_t j, const TaskGroup& group, int32_t slot, std::vector<int32_t>& gpus,
-                        NodeKey& found_key);
+                        NodeKey& found_key, int64_t& found_score);
 
   std::optional<LimitBlock> CheckLimits(int32_t j, int32_t model, int64_t milli) const;
   std::vector<int32_t> GroupOrder(int32_t j) const;
@@ -127,6 +135,16 @@ class Placer {
   WorkingState& state_;
   const Policy& policy_;
   Counters& counters_;
+  // kExpectedWaste without a host scorer: the scorer of the snapshot's mix, and its memo (node
+  // model, free CPU, free memory, sorted free milli of the healthy GPUs, then the request's CPU,
+  // memory and GPU milli -> score; the scorer is a pure function of these). Lookups only: never
+  // iterated.
+  std::shared_ptr<const PlacementScorer> mix_scorer_;
+  absl::flat_hash_map<std::vector<int64_t>, int64_t> mix_memo_;
+  std::vector<int64_t> memo_key_;
+  // The scorer in use: the host's (policy.scorer), the mix scorer, or null.
+  const PlacementScorer* scorer_ = nullptr;
+  const WindowGate* windows_ = nullptr;
   // Placements of the gang being built; truncated with the state on rollback.
   std::vector<ReplicaPlacement> building_;
   // Limit blocks met by the last TryStart(), per model tried.

@@ -63,6 +63,11 @@ class PreemptionPlanner {
   // working state and rolls back (the caller commits nothing new).
   void ExplainCounterfactual(int32_t j, PendingDecision& pending);
 
+  // Milli-GPU-seconds running job v loses if evicted now (VictimRules::VictimCost), for evictions
+  // other stages decide (an overrun backfilled job, reserve.h).
+  int64_t VictimCost(int32_t v) const { return rules_.VictimCost(v); }
+  // Running job v was moved by consolidation in this cycle: it is no victim again.
+  void NoteMoved(int32_t v) { rules_.NoteTaken(v); }
   // The rules the planner decides with; the conductor marks jobs it stops itself (spot
   // reclaims, headroom restoration) as taken, and restoration asks who may go and at what price.
   VictimRules& rules() { return rules_; }

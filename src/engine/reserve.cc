@@ -6,10 +6,12 @@
 
 namespace gpupool::internal {
 
-Reserver::Reserver(const SnapshotIndex& index, WorkingState& state, Placer& placer)
+Reserver::Reserver(const SnapshotIndex& index, WorkingState& state, Placer& placer,
+                   const Policy& policy)
     : index_(index),
       state_(state),
       placer_(placer),
+      policy_(policy),
       jobs_on_node_(index.node_count()),
       started_now_(index.job_count(), 0),
       held_(index.node_count(), 0) {
@@ -31,8 +33,24 @@ void Reserver::NoteStart(int32_t j, const std::vector<ReplicaPlacement>& placeme
   }
 }
 
+bool Reserver::Overrun(int32_t j) const {
+  const Job& job = *index_.job(j).job;
+  if (!policy_.backfill.enabled || !job.backfilled || started_now_[j]) return false;
+  if (!job.runtime_estimate_s.has_value() || !job.start_time.has_value()) return false;
+  // now > start_time + runtime_estimate_s + margin_s, without overflow (all are validated >= 0
+  // and below 2^62, except margin_s, which may be up to the int64 maximum).
+  const int64_t ran = index_.snapshot().now - *job.start_time;
+  return ran > *job.runtime_estimate_s && ran - *job.runtime_estimate_s > policy_.backfill.margin_s;
+}
+
 int64_t Reserver::ExpectedEnd(int32_t j) const {
   const Job& job = *index_.job(j).job;
+  if (Overrun(j)) {
+    // Its estimate proved wrong. With "preempt" a preemptible one goes when a reservation needs
+    // its node; otherwise nobody knows when it ends.
+    const bool goes = policy_.backfill.overrun == OverrunAction::kPreempt && job.preemptible;
+    return goes ? index_.snapshot().now : kNever;
+  }
   if (!job.runtime_estimate_s.has_value()) return kNever;
   const int64_t remaining = std::max<int64_t>(0, *job.runtime_estimate_s - job.attained_service_s);
   const int64_t now = index_.snapshot().now;
@@ -58,7 +76,53 @@ void Reserver::Hold(int32_t j, const ReplicaPlacement& p) {
   state_.Allocate(j, n, gpus, milli, request.gpu_memory_mib, cpu, memory);
 }
 
-std::optional<ReserveDecision> Reserver::Reserve(int32_t j) {
+bool Reserver::TakeSlice(int32_t job, Slice& s) {
+  if (s.gpu != kNone) {
+    if (!index_.gpu_healthy(s.gpu)) return false;
+    const int64_t milli = std::min(s.milli, state_.gpu_free_milli(s.gpu));
+    if (milli <= 0) return false;
+    // A whole GPU takes all its memory (Allocate()); a part of one, its share.
+    s.gpu_memory_mib = std::min(s.gpu_memory_mib, state_.gpu_free_memory(s.gpu));
+    s.milli = milli;
+    state_.Allocate(job, s.node, {s.gpu}, s.milli, s.gpu_memory_mib, 0, 0, s.charged);
+    return true;
+  }
+  s.cpu_milli = std::min(s.cpu_milli, state_.node_free_cpu(s.node));
+  s.memory_mib = std::min(s.memory_mib, state_.node_free_memory(s.node));
+  if (s.cpu_milli <= 0 && s.memory_mib <= 0) return false;
+  state_.Allocate(job, s.node, {}, 0, 0, s.cpu_milli, s.memory_mib, s.charged);
+  return true;
+}
+
+void Reserver::HoldExactly(Held& held, int32_t j, const ReplicaPlacement& p) {
+  const int32_t n = index_.FindNode(p.node);
+  const int32_t group = index_.FindGroup(j, p.group);
+  if (n == kNone || group == kNone) return;
+  held_[n] = 1;
+  state_.MarkHeld(n);
+  const ResourceRequest& request = index_.job(j).job->groups[group].request;
+  for (int32_t gpu_index : p.gpus) {
+    const int32_t g = index_.FindGpu(n, gpu_index);
+    if (g == kNone) continue;
+    const int64_t memory =
+        p.gpu_milli >= kMilliPerGpu ? index_.gpu_memory_mib(n) : request.gpu_memory_mib;
+    Slice slice{n, g, p.gpu_milli, memory, 0, 0, true};
+    if (TakeSlice(j, slice)) held.slices.push_back(slice);
+  }
+  Slice slice{n, kNone, 0, 0, request.cpu_milli, request.memory_mib, true};
+  if (TakeSlice(j, slice)) held.slices.push_back(slice);
+}
+
+void Reserver::HoldRest(Held& held, int32_t j, int32_t n) {
+  for (int32_t g = index_.gpu_begin(n); g < index_.gpu_end(n); ++g) {
+    Slice slice{n, g, kMilliPerGpu, index_.gpu_memory_mib(n), 0, 0, false};
+    if (TakeSlice(j, slice)) held.slices.push_back(slice);
+  }
+  Slice slice{n, kNone, 0, 0, state_.node_free_cpu(n), state_.node_free_memory(n), false};
+  if (TakeSlice(j, slice)) held.slices.push_back(slice);
+}
+
+std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j) {
   const int64_t now = index_.snapshot().now;
   struct Rank {
     int64_t end;   // when the node's work is expected to end
@@ -124,9 +188,32 @@ std::optional<ReserveDecision> Reserver::Reserve(int32_t j) {
   }
   decision.expected_start = expected == kNever ? -1 : expected;
   std::sort(decision.nodes.begin(), decision.nodes.end());
-  for (const ReplicaPlacement& p : *placements) Hold(j, p);
+  Reservation reservation;
+  if (!policy_.backfill.enabled) {
+    for (const ReplicaPlacement& p : *placements) Hold(j, p);
+  } else {
+    // Overrun backfilled jobs that were ranked as ending now go from the emptied nodes the job
+    // uses, before their capacity is held for it.
+    std::vector<uint8_t> emptied(index_.node_count(), 0);
+    for (size_t i = 0; i < hi; ++i) emptied[ranks[i].node] = 1;
+    for (const ReplicaPlacement& p : *placements) {
+      const int32_t n = index_.FindNode(p.node);
+      if (n == kNone || !emptied[n]) continue;
+      for (int32_t v : jobs_on_node_[n]) {
+        if (state_.released(v) || !Overrun(v) || ExpectedEnd(v) == kNever) continue;
+        state_.ReleaseRunningJob(v);
+        reservation.evicted.push_back(v);
+      }
+    }
+    std::sort(reservation.evicted.begin(), reservation.evicted.end());
+    Held held{j, expected, {}};
+    for (const ReplicaPlacement& p : *placements) HoldExactly(held, j, p);
+    for (const std::string& node : decision.nodes) HoldRest(held, j, index_.FindNode(node));
+    holds_.push_back(std::move(held));
+  }
   state_.Commit();
-  return decision;
+  reservation.decision = std::move(decision);
+  return reservation;
 }
 
 }  // namespace gpupool::internal

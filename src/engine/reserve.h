@@ -18,6 +18,18 @@
 //
 // The Reserve decision names the nodes (in id order) and the expected start: the latest expected
 // end of the work on them, or -1 when some of that work has no estimate.
+//
+// With policy.backfill on, reservations are also made for the first `reservations` jobs of the
+// cycle left pending for lack of room (schedule.cc decides who), and the hold covers the whole of
+// each node the reservation uses: what its placement uses (what is free of each of its GPUs, its
+// CPU and memory up to what is free), charged to the job's queue, and the rest of the node's free
+// capacity, charged to nobody, each recorded, so that backfill.cc can lend them to a job expected
+// to end before the reservation's expected start and hold again what that job left. Holding the
+// whole node keeps work of unknown length off it, so the next cycle finds the node where this one
+// left it and makes the same reservation (a fixed point). A backfilled job
+// that ran past its estimate plus the margin (Job::backfilled, overrun) no longer counts as
+// ending: with overrun "wait" its end is unknown; with "preempt" (and a preemptible job) it ends
+// now, and the reservation that empties its node evicts it.
 #ifndef GPUPOOL_RESERVE_H_
 #define GPUPOOL_RESERVE_H_
 
@@ -26,6 +38,7 @@
 #include <vector>
 
 #include "gpupool/decisions.h"
+#include "gpupool/policy.h"
 #include "place.h"
 #include "snapshot_index.h"
 #include "working_state.h"
@@ -34,16 +47,29 @@ namespace gpupool::internal {
 
 class Reserver {
  public:
-  Reserver(const SnapshotIndex& index, WorkingState& state, Placer& placer);
+  Reserver(const SnapshotIndex& index, WorkingState& state, Placer& placer, const Policy& policy);
 
   // Records a job started in this cycle (its work ends `runtime_estimate_s` from now).
   void NoteStart(int32_t j, const std::vector<ReplicaPlacement>& placements);
 
+  // A reservation made for a pending job, and the overrun backfilled jobs it evicts (with
+  // backfill.overrun "preempt"; released in the working state, in id order).
+  struct Reservation {
+    ReserveDecision decision;
+    std::vector<int32_t> evicted;
+  };
   // For pending job j, which has just failed to start: holds capacity for it where it can start
-  // soonest and returns the decision; nullopt when it could not start even on an empty pool.
+  // soonest and returns the reservation; nullopt when it could not start even on an empty pool.
   // A transaction of its own: what it holds is committed; with nothing held, the working state is
   // as it was.
-  std::optional<ReserveDecision> Reserve(int32_t j);
+  std::optional<Reservation> Reserve(int32_t j);
+
+  // Backfill (backfill.cc): tries to start pending job j in the capacity held for the
+  // reservations it is expected to end before (now + runtime_estimate_s + margin_s at most their
+  // expected start). On success returns its placements, committed, and holds again for each of
+  // those reservations what j left of its capacity; otherwise the state is unchanged. Call only
+  // after an ordinary start of j failed.
+  std::optional<std::vector<ReplicaPlacement>> Backfill(int32_t j);
 
   // Is node n held for a reservation made in this cycle?
   bool held(int32_t n) const { return held_[n] != 0; }
@@ -52,16 +78,43 @@ class Reserver {
   static constexpr int64_t kNever = INT64_MAX;
   // When job j's work is expected to end, or kNever.
   int64_t ExpectedEnd(int32_t j) const;
+  // Is running job j a backfilled job past its estimate plus the margin (backfill on only)?
+  bool Overrun(int32_t j) const;
   // Holds, for job j, up to what its placement `p` needs of node p.node's free capacity.
   void Hold(int32_t j, const ReplicaPlacement& p);
+
+  // Capacity held for one reservation (backfill on): what its placement uses, one slice per GPU
+  // (its milli-GPUs and GPU memory) and one per replica for CPU and memory, charged to the job's
+  // queue; then the rest of each of its nodes' free capacity, the same way, charged to nobody.
+  // Each slice as WorkingState::Allocate() took it.
+  struct Slice {
+    int32_t node;
+    int32_t gpu;  // flat GPU id, or kNone for a CPU-and-memory slice
+    int64_t milli, gpu_memory_mib, cpu_milli, memory_mib;
+    bool charged;  // the job's own part (charged to its queue), or the rest of the node
+  };
+  struct Held {
+    int32_t job;
+    int64_t expected_start;  // kNever when unknown
+    std::vector<Slice> slices;
+  };
+  // Takes slice s (as much of it as is free now, at most what it records) for reservation r's
+  // job; updates s to what was taken. False when nothing of it was free.
+  bool TakeSlice(int32_t job, Slice& s);
+  void HoldExactly(Held& held, int32_t j, const ReplicaPlacement& p);
+  // The rest of node n's free capacity, uncharged.
+  void HoldRest(Held& held, int32_t j, int32_t n);
 
   const SnapshotIndex& index_;
   WorkingState& state_;
   Placer& placer_;
+  const Policy& policy_;
   // Jobs with work on each node: running ones from the snapshot and this cycle's starts.
   std::vector<std::vector<int32_t>> jobs_on_node_;
   std::vector<uint8_t> started_now_;
   std::vector<uint8_t> held_;
+  // With backfill on: what each reservation of the cycle holds, in the order they were made.
+  std::vector<Held> holds_;
 };
 
 }  // namespace gpupool::internal

@@ -4,23 +4,31 @@
 //   stage                                       files
 //   1  validate snapshot and policy; index      validate.cc, validate_jobs.cc, validate_policy.cc,
 //                                               snapshot_index.cc
-//   2  working state, running work in place     working_state.cc; spot reclaims: spot.cc,
-//                                               ReclaimSpotNodes() here
+//   1b node operations: health, maintenance     node_operations.cc, maintenance.cc, lost_work.cc
+//      (cordon, drain, uncordon; jobs stopped)
+//   2  working state, running work in place;    working_state.cc; spot reclaims: spot.cc,
+//      spot nodes being reclaimed give back     ReclaimSpotNodes() here
+//      their jobs
 //   3  fair share: each queue's entitlement     entitlements.cc, fair_share.cc
 //   4  order pending jobs                       order.cc
 //   5  place each gang, all or nothing          place.cc; identical failures: equivalence.cc
 //   6  preempt or reclaim for a job that did    preempt.cc, victim_rules.cc, victim_search.cc;
 //      not place; retry after preemption        RetryAfterPreemption() here
 //   6c keep headroom for urgent work            headroom.cc; KeepHeadroom() here
-//   7  hold capacity for a starving job         reserve.cc
-//   8  consolidate                              (not yet)
+//   7  hold capacity for a starving job, and    reserve.cc; backfill into held capacity:
+//      with backfill on for the first blocked   backfill.cc
+//      jobs; backfill into held capacity
+//   7b diagnostics into idle time               node_operations.cc
+//   8  consolidate: move running jobs out of    consolidate.cc; Consolidate() here
+//      the way of a gang fragmentation blocks
 //   9  pending reasons, counterfactuals;        diagnose.cc, counterfactual.cc;
 //      decisions in canonical order             Finish() here; the fingerprint: fingerprint.cc
+//  10  scale advice (only with policy.scale)    scale_advice.cc, on whole cycles (RunCycle())
 //
-// Backfill into held capacity and consolidation come with later issues. Every stage step that
+// Every stage step that
 // changes the working state commits its own transaction (working_state.h): Placer::Start(),
-// Reserver::Reserve(), and StartByPreemption() here for the planner, whose TryPreempt() leaves
-// its plan open for callers that simulate.
+// Reserver::Reserve(), Reserver::Backfill(), and StartByPreemption() here for the planner, whose
+// TryPreempt() leaves its plan open for callers that simulate.
 #include "gpupool/schedule.h"
 
 #include <algorithm>
@@ -31,16 +39,22 @@
 #include <utility>
 #include <vector>
 
+#include "consolidate.h"
+#include "cycle.h"
 #include "entitlements.h"
 #include "equivalence.h"
 #include "fingerprint.h"
 #include "fmt/format.h"
+#include "gpupool/apply.h"
 #include "headroom.h"
 #include "internal/check.h"
+#include "maintenance.h"
+#include "node_operations.h"
 #include "order.h"
 #include "place.h"
 #include "preempt.h"
 #include "reserve.h"
+#include "scale_advice.h"
 #include "snapshot_index.h"
 #include "spot.h"
 #include "working_state.h"
@@ -66,7 +80,8 @@ void SortByJob(std::vector<T>& items, const std::vector<int32_t>& jobs) {
 class Cycle {
  public:
   Cycle(const internal::SnapshotIndex& index, const Policy& policy, internal::WorkingState& state,
-        const internal::Entitlements& entitlements, Decisions& decisions)
+        const internal::Entitlements& entitlements, const internal::WindowGate& windows,
+        Decisions& decisions)
       : index_(index),
         policy_(policy),
         state_(state),
@@ -74,11 +89,16 @@ class Cycle {
         counters_(decisions.counters),
         placer_(index, state, policy, counters_),
         planner_(index, state, placer_, entitlements, policy, counters_),
-        reserver_(index, state, placer_),
+        reserver_(index, state, placer_, policy),
+        windows_(windows),
         failed_shapes_(index, policy.preemption.enabled || !policy.headroom.empty(),
-                       index.any_spot()),
+                       windows.active(), index.any_spot()),
         headroom_(index, state, policy) {
+    if (windows.active()) placer_.set_window_gate(&windows);
     if (!headroom_.empty()) placer_.SetHeadroom(&headroom_);
+    if (policy.consolidation.enabled) {
+      consolidator_.emplace(index, state, placer_, entitlements, policy, counters_);
+    }
   }
 
   // Stage 2, for spot nodes being reclaimed (spot.h): every running job with a replica on one is
@@ -100,6 +120,7 @@ class Cycle {
       ++counters_.preemptions;
       state_.ReleaseRunningJob(j);
       planner_.rules().NoteTaken(j);
+      if (consolidator_) consolidator_->NoteTaken(j);
     }
     state_.Commit();
   }
@@ -115,14 +136,28 @@ class Cycle {
     return true;
   }
 
-  // A job of the same shape as one that failed gets that job's pending decision.
+  // A job of the same shape as one that failed gets that job's pending decision. With backfill
+  // on it may still start in held capacity (its estimate is its own), and it may get a
+  // reservation.
   bool AnsweredByEquivalent(int32_t j) {
     const std::optional<size_t> same = failed_shapes_.FindFailure(j);
     if (!same) return false;
     ++counters_.equivalence_hits;
+    if (StartByBackfill(j)) return true;
     PendingDecision pending = decisions_.pending[*same];
     pending.job = index_.job(j).job->id;
+    if (policy_.backfill.enabled) MaybeReserve(j, pending);
     AddPending(j, std::move(pending));
+    return true;
+  }
+
+  // Stage 7, backfill: a job that did not place may start in capacity held for reservations it
+  // is expected to end before (policy.backfill).
+  bool StartByBackfill(int32_t j) {
+    if (!policy_.backfill.enabled) return false;
+    auto placements = reserver_.Backfill(j);
+    if (!placements) return false;
+    AddStart(j, std::move(*placements), /*backfilled=*/true);
     return true;
   }
 
@@ -145,15 +180,69 @@ class Cycle {
     if (!plan) return false;
     for (PreemptDecision& p : plan->preemptions) {
       preempt_jobs_.push_back(index_.FindJob(p.job));
+      if (consolidator_) consolidator_->NoteTaken(preempt_jobs_.back());
       decisions_.preemptions.push_back(std::move(p));
     }
     for (ResizeDecision& r : plan->resizes) {
       resize_jobs_.push_back(index_.FindJob(r.job));
+      if (consolidator_) consolidator_->NoteTaken(resize_jobs_.back());
       decisions_.resizes.push_back(std::move(r));
     }
     AddStart(j, std::move(plan->placements));
     // Capacity grew where the victims were: earlier failures no longer prove anything.
     failed_shapes_.Clear();
+    return true;
+  }
+
+  // Stage 8 (policy.consolidation), once stages 5 to 7 are done, so that it sees the capacity
+  // the cycle leaves: in job order, each job still pending (not for the budget, not holding a
+  // reservation) is tried again. It starts if it now fits; else, blocked by fragmentation or
+  // topology, it starts if running jobs move out of its way (consolidate.h). A pass that starts
+  // anything is followed by another, so that the cycle ends where the next one would find nothing
+  // more to start or move.
+  void Consolidate() {
+    if (!consolidator_) return;
+    std::vector<uint8_t> reserved(index_.job_count(), 0);
+    for (int32_t j : reserve_jobs_) reserved[j] = 1;
+    for (bool changed = true; changed;) {
+      changed = false;
+      std::vector<int32_t> retry;
+      std::vector<size_t> pending_at(index_.job_count(), SIZE_MAX);
+      for (size_t i = 0; i < pending_jobs_.size(); ++i) {
+        const int32_t j = pending_jobs_[i];
+        const bool budget = decisions_.pending[i].reason == PendingReason::kBudgetExhausted;
+        if (budget || reserved[j]) continue;
+        pending_at[j] = i;
+        retry.push_back(j);
+      }
+      internal::SortInJobOrder(index_, policy_, retry);
+      std::vector<uint8_t> started(decisions_.pending.size(), 0);
+      for (int32_t j : retry) {
+        if (OverBudget()) break;
+        if (!Start(j) && !StartByConsolidation(j)) continue;
+        started[pending_at[j]] = 1;
+        changed = true;
+      }
+      DropPending(started);
+    }
+  }
+
+  // Stage 8 for job j, which has just failed to start.
+  bool StartByConsolidation(int32_t j) {
+    const PendingDecision why = placer_.Diagnose(j);
+    if (why.reason != PendingReason::kFragmentation && why.reason != PendingReason::kTopology) {
+      return false;
+    }
+    auto plan = consolidator_->TryConsolidate(j);
+    state_.Commit();
+    if (!plan) return false;
+    for (MigrateDecision& m : plan->migrations) {
+      migrate_jobs_.push_back(index_.FindJob(m.job));
+      planner_.NoteMoved(migrate_jobs_.back());
+      reserver_.NoteStart(migrate_jobs_.back(), m.to);
+      decisions_.migrations.push_back(std::move(m));
+    }
+    AddStart(j, std::move(plan->placements));
     return true;
   }
 
@@ -167,18 +256,56 @@ class Cycle {
       return;
     }
     PendingDecision pending = placer_.Diagnose(j);
+    if (ExplainMaintenance(j, pending)) {
+      AddPending(j, std::move(pending));
+      return;
+    }
     if (pending.reason == PendingReason::kInsufficientCapacity ||
         pending.reason == PendingReason::kFragmentation ||
         pending.reason == PendingReason::kTopology) {
       planner_.ExplainCounterfactual(j, pending);
-      if (internal::Starving(*index_.job(j).job, policy_, index_.snapshot().now)) {
-        if (auto reserve = reserver_.Reserve(j)) {
-          decisions_.reservations.push_back(std::move(*reserve));
-          reserve_jobs_.push_back(j);
-        }
-      }
+      MaybeReserve(j, pending);
     }
     AddPending(j, std::move(pending));
+  }
+
+  // Stage 7 for job j, left pending with `pending` (its reason): a reservation if it starves or,
+  // with backfill on, if it is one of the cycle's first backfill.reservations jobs left pending
+  // for lack of room. With backfill.overrun "preempt", the reservation may evict overrun
+  // backfilled jobs from its nodes.
+  void MaybeReserve(int32_t j, const PendingDecision& pending) {
+    if (pending.reason != PendingReason::kInsufficientCapacity &&
+        pending.reason != PendingReason::kFragmentation &&
+        pending.reason != PendingReason::kTopology) {
+      return;
+    }
+    bool reserve = internal::Starving(*index_.job(j).job, policy_, index_.snapshot().now);
+    if (policy_.backfill.enabled) {
+      reserve = reserve || blocked_ < policy_.backfill.reservations;
+      ++blocked_;
+    }
+    if (!reserve) return;
+    auto reservation = reserver_.Reserve(j);
+    if (!reservation) return;
+    decisions_.reservations.push_back(std::move(reservation->decision));
+    reserve_jobs_.push_back(j);
+    for (int32_t v : reservation->evicted) {
+      const Job& victim = *index_.job(v).job;
+      PreemptDecision preempt;
+      preempt.job = victim.id;
+      preempt.for_job = index_.job(j).job->id;
+      preempt.reason = fmt::format(
+          "backfilled at {} with runtime_estimate_s {}, it ran past its estimate plus margin_s {} "
+          "(backfill.overrun: preempt); job {}'s reservation needs its node",
+          victim.start_time.value_or(0), victim.runtime_estimate_s.value_or(0),
+          policy_.backfill.margin_s, preempt.for_job);
+      preempt.lost_milli_gpu_seconds = planner_.VictimCost(v);
+      ++counters_.preemptions;
+      preempt_jobs_.push_back(v);
+      decisions_.preemptions.push_back(std::move(preempt));
+    }
+    // Capacity grew where the victims were: earlier failures no longer prove anything.
+    if (!reservation->evicted.empty()) failed_shapes_.Clear();
   }
 
   // Stage 6b: after evictions, capacity the beneficiaries did not use may fit jobs that failed
@@ -230,6 +357,7 @@ class Cycle {
           ++counters_.preemptions;
           state_.ReleaseRunningJob(v);
           victim_rules.NoteTaken(v);
+          if (consolidator_) consolidator_->NoteTaken(v);
           preempted[r].push_back(v);
           evicted.push_back(v);
         }
@@ -286,7 +414,7 @@ class Cycle {
     std::vector<uint8_t> started_late(decisions_.pending.size(), 0);
     for (int32_t j : retry) {
       if (OverBudget()) break;
-      if (!Start(j)) {
+      if (!Start(j) && !StartByBackfill(j)) {
         // Room freed, but a headroom rule keeps the job from it: that is its reason now.
         if (headroom_block_ && pending_at[j] != SIZE_MAX) {
           decisions_.pending[pending_at[j]] = headroom_.Pending(j, *headroom_block_);
@@ -295,18 +423,19 @@ class Cycle {
       }
       if (pending_at[j] != SIZE_MAX) started_late[pending_at[j]] = 1;
     }
-    std::vector<PendingDecision> still_pending;
-    std::vector<int32_t> still_pending_jobs;
-    for (size_t i = 0; i < decisions_.pending.size(); ++i) {
-      if (started_late[i]) continue;
-      still_pending.push_back(std::move(decisions_.pending[i]));
-      still_pending_jobs.push_back(pending_jobs_[i]);
-    }
-    decisions_.pending = std::move(still_pending);
-    pending_jobs_ = std::move(still_pending_jobs);
+    DropPending(started_late);
   }
 
  public:
+  // Stage 1b's stops, as Preempt decisions of this cycle.
+  void AddStops(std::vector<PreemptDecision> stops) {
+    for (PreemptDecision& stop : stops) {
+      ++counters_.preemptions;
+      preempt_jobs_.push_back(index_.FindJob(stop.job));
+      decisions_.preemptions.push_back(std::move(stop));
+    }
+  }
+
   // Stage 9, last step: every decision list in job-id order.
   void Finish() {
     SortByJob(decisions_.starts, start_jobs_);
@@ -314,6 +443,7 @@ class Cycle {
     SortByJob(decisions_.preemptions, preempt_jobs_);
     SortByJob(decisions_.reservations, reserve_jobs_);
     SortByJob(decisions_.resizes, resize_jobs_);
+    SortByJob(decisions_.migrations, migrate_jobs_);
   }
 
  private:
@@ -325,11 +455,65 @@ class Cycle {
     return true;
   }
 
-  void AddStart(int32_t j, std::vector<ReplicaPlacement> placements) {
+  // Drops the pending decisions i with started[i] set (their jobs started late in the cycle).
+  void DropPending(const std::vector<uint8_t>& started) {
+    std::vector<PendingDecision> still_pending;
+    std::vector<int32_t> still_pending_jobs;
+    for (size_t i = 0; i < decisions_.pending.size(); ++i) {
+      if (started[i]) continue;
+      still_pending.push_back(std::move(decisions_.pending[i]));
+      still_pending_jobs.push_back(pending_jobs_[i]);
+    }
+    decisions_.pending = std::move(still_pending);
+    pending_jobs_ = std::move(still_pending_jobs);
+  }
+
+  void AddStart(int32_t j, std::vector<ReplicaPlacement> placements, bool backfilled = false) {
     ++counters_.jobs_started;
     reserver_.NoteStart(j, placements);
-    decisions_.starts.push_back(StartDecision{index_.job(j).job->id, std::move(placements)});
+    if (consolidator_) consolidator_->NoteStart(j, placements);
+    decisions_.starts.push_back(
+        StartDecision{index_.job(j).job->id, std::move(placements), backfilled});
     start_jobs_.push_back(j);
+  }
+
+  // A job that windows keep off nodes where it would otherwise start now is pending for
+  // maintenance: the placement is tried again with the windows ignored, then rolled back. The
+  // detail names the window of the first node that placement used.
+  bool ExplainMaintenance(int32_t j, PendingDecision& pending) {
+    if (!windows_.active() || !windows_.BlocksAnywhere(j)) return false;
+    const internal::WorkingState::Mark mark = state_.Checkpoint();
+    const_cast<internal::WindowGate&>(windows_).set_ignoring(true);
+    auto placements = placer_.TryStart(j);
+    const_cast<internal::WindowGate&>(windows_).set_ignoring(false);
+    state_.Rollback(mark);
+    state_.Commit();
+    if (!placements) return false;
+    const Job& job = *index_.job(j).job;
+    const int64_t now = index_.snapshot().now;
+    for (const ReplicaPlacement& p : *placements) {
+      const int32_t n = index_.FindNode(p.node);
+      const MaintenanceWindow* window = windows_.Blocking(j, n);
+      if (window == nullptr) continue;
+      PendingDecision out;
+      out.job = job.id;
+      out.reason = PendingReason::kMaintenance;
+      const std::optional<int64_t> remaining = internal::RemainingEstimate(job);
+      out.detail = remaining
+                       ? fmt::format(
+                             "node {} could take the job now, but its maintenance window from {} "
+                             "to {} starts before the job's runtime estimate of {} s would end "
+                             "(at {}); no node without a window in the way can take it",
+                             p.node, window->start, window->end, *remaining, now + *remaining)
+                       : fmt::format(
+                             "node {} could take the job now, but it has a maintenance window "
+                             "from {} to {} and the job has no runtime estimate; no node without a "
+                             "window in the way can take it",
+                             p.node, window->start, window->end);
+      pending = std::move(out);
+      return true;
+    }
+    return false;
   }
 
   void AddPending(int32_t j, PendingDecision&& pending) {
@@ -345,28 +529,48 @@ class Cycle {
   internal::Placer placer_;
   internal::PreemptionPlanner planner_;
   internal::Reserver reserver_;
+  const internal::WindowGate& windows_;
   internal::EquivalenceCache failed_shapes_;
   internal::Headroom headroom_;
   // The headroom rule that refused the job Start() last failed, if one did.
   std::optional<internal::HeadroomBlock> headroom_block_;
+  // Only with policy.consolidation.enabled.
+  std::optional<internal::Consolidator> consolidator_;
   std::vector<int32_t> start_jobs_, pending_jobs_, preempt_jobs_, reserve_jobs_, resize_jobs_;
+  // Jobs left pending for lack of room so far (counted with backfill on only).
+  int64_t blocked_ = 0;
+  std::vector<int32_t> migrate_jobs_;
 };
 
 }  // namespace
 
-absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& policy) {
-  // Stage 1: validate both inputs, then index them.
-  GPUPOOL_RETURN_IF_ERROR(ValidateSnapshot(snapshot));
-  GPUPOOL_RETURN_IF_ERROR(ValidatePolicy(policy));
-  const internal::SnapshotIndex index(snapshot);
-  GPUPOOL_RETURN_IF_ERROR(internal::Headroom::CheckModels(index, policy));
+namespace internal {
+
+Decisions RunCycle(const Snapshot& snapshot, const Policy& policy) {
+  const SnapshotIndex input_index(snapshot);
 
   Decisions decisions;
   decisions.policy_name = policy.name;
   decisions.policy_version = policy.version;
   decisions.scorer = policy.scorer ? std::string(policy.scorer->Name())
                                    : std::string(PlacementStrategyName(policy.placement));
-  decisions.input_fingerprint = internal::Fingerprint(index, policy);
+  decisions.input_fingerprint = internal::Fingerprint(input_index, policy);
+
+  // Stage 1b: health and maintenance close nodes and stop jobs; the rest of the cycle schedules
+  // the snapshot as it is once the host has done that (node_operations.h).
+  internal::NodeOperations operations = internal::PlanNodeOperations(input_index, policy);
+  std::optional<Snapshot> operated;
+  std::optional<internal::SnapshotIndex> operated_index;
+  if (!operations.empty()) {
+    Decisions applied;
+    applied.preemptions = operations.stops;
+    applied.node_actions = operations.node_actions;
+    operated = snapshot;
+    GPUPOOL_CHECK(ApplyDecisions(applied, *operated).ok());
+    operated_index.emplace(*operated);
+  }
+  const internal::SnapshotIndex& index = operated_index ? *operated_index : input_index;
+  const internal::WindowGate windows(index, policy);
 
   // Stage 2: working state, with running work in place.
   internal::WorkingState state(index, policy);
@@ -378,8 +582,8 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
   const internal::Entitlements entitlements(index, state, policy);
   decisions.queue_shares = entitlements.Report();
 
-  // Stage 4: pending jobs in order; stages 5, 6, 9 and 7 for each.
-  Cycle cycle(index, policy, state, entitlements, decisions);
+  // Stage 4: pending jobs in order; stages 5, 7 (backfill), 6, 9 and 7 (reservation) for each.
+  Cycle cycle(index, policy, state, entitlements, windows, decisions);
   // Stage 2, last step: spot nodes being reclaimed give their jobs back.
   cycle.ReclaimSpotNodes();
   internal::JobSequence sequence(index, policy, state, entitlements);
@@ -388,6 +592,7 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
     if (cycle.BudgetSpent(j)) continue;
     if (cycle.AnsweredByEquivalent(j)) continue;
     if (cycle.Start(j)) continue;
+    if (cycle.StartByBackfill(j)) continue;
     if (cycle.StartByPreemption(j)) continue;
     cycle.LeavePending(j);
   }
@@ -395,11 +600,42 @@ absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& polic
   cycle.RetryAfterPreemption();
   // Stage 6c: headroom that urgent work took is restored, or reported short.
   cycle.KeepHeadroom();
+  // Stage 8: moves for gangs that fragmentation blocks.
+  cycle.Consolidate();
+  cycle.AddStops(std::move(operations.stops));
+
+  // Stage 7b: diagnostics into idle time. One action per node: a diagnostic replaces the
+  // uncordon of a node that stage 1b opened and nothing started on.
+  std::vector<NodeActionDecision> diagnostics =
+      internal::PlanDiagnostics(index, state, policy, decisions.starts);
+  std::vector<NodeActionDecision>& actions = operations.node_actions;
+  for (NodeActionDecision& diagnose : diagnostics) {
+    std::erase_if(actions, [&](const NodeActionDecision& a) { return a.node == diagnose.node; });
+    actions.push_back(std::move(diagnose));
+  }
+  std::sort(
+      actions.begin(), actions.end(),
+      [](const NodeActionDecision& a, const NodeActionDecision& b) { return a.node < b.node; });
+  decisions.node_actions = std::move(actions);
 
   // Stage 9: pending jobs of queues over their GPU-hour budget say so; decisions in canonical
   // order.
   entitlements.ExplainBudgets(decisions.pending);
   cycle.Finish();
+  return decisions;
+}
+
+}  // namespace internal
+
+absl::StatusOr<Decisions> Schedule(const Snapshot& snapshot, const Policy& policy) {
+  // Stage 1: validate both inputs (the scale templates against the snapshot they would join).
+  GPUPOOL_RETURN_IF_ERROR(ValidateSnapshot(snapshot));
+  GPUPOOL_RETURN_IF_ERROR(ValidatePolicy(policy));
+  GPUPOOL_RETURN_IF_ERROR(ValidateScaleTemplates(snapshot, policy));
+  GPUPOOL_RETURN_IF_ERROR(internal::Headroom::CheckModels(snapshot, policy));
+  Decisions decisions = internal::RunCycle(snapshot, policy);
+  // Stage 10: scale advice, from cycles simulated on copies of the snapshot.
+  if (policy.scale) decisions.scale_advice = internal::AdviseScale(snapshot, policy, decisions);
   return decisions;
 }
 

@@ -387,7 +387,16 @@ class Validator {
       if (gpu->island < 0) {
         return Invalid("nodes[{}].gpus[{}].island: must be >= 0", id, gpu->index);
       }
+      GPUPOOL_RETURN_IF_ERROR(
+          CheckQuantityF(gpu->xid_errors, "nodes[{}].gpus[{}].xid_errors", id, gpu->index));
+      GPUPOOL_RETURN_IF_ERROR(
+          CheckQuantityF(gpu->ecc_errors, "nodes[{}].gpus[{}].ecc_errors", id, gpu->index));
+      if (gpu->errors_since) {
+        GPUPOOL_RETURN_IF_ERROR(
+            CheckQuantityF(*gpu->errors_since, "nodes[{}].gpus[{}].errors_since", id, gpu->index));
+      }
     }
+    GPUPOOL_RETURN_IF_ERROR(CheckOperations(node));
     info.used_milli.assign(info.gpus.size(), 0);
     info.used_gpu_memory_mib.assign(info.gpus.size(), 0);
     if (const GpuModel* model = catalog_.FindModel(node.gpu_model))
@@ -444,6 +453,56 @@ class Validator {
       if (*node.reclaim_deadline < 0) {
         return Invalid("nodes[{}].reclaim_deadline: must be >= 0", id);
       }
+    }
+    return absl::OkStatus();
+  }
+
+  // The node facts of docs/operations.md: maintenance windows, the last diagnostic, and the
+  // cause of an engine-set state.
+  absl::Status CheckOperations(const Node& node) {
+    const std::string& id = node.id;
+    for (size_t i = 0; i < node.maintenance.size(); ++i) {
+      const MaintenanceWindow& window = node.maintenance[i];
+      GPUPOOL_RETURN_IF_ERROR(
+          CheckQuantityF(window.start, "nodes[{}].maintenance[{}].start", id, i));
+      GPUPOOL_RETURN_IF_ERROR(CheckQuantityF(window.end, "nodes[{}].maintenance[{}].end", id, i));
+      if (window.end <= window.start) {
+        return Invalid("nodes[{}].maintenance[{}].end: {} is not after the window's start {}", id,
+                       i, window.end, window.start);
+      }
+      if (i > 0 && window.start < node.maintenance[i - 1].end) {
+        return Invalid(
+            "nodes[{}].maintenance[{}].start: {} is before the end {} of the window before it "
+            "(windows must be in ascending order, without overlap)",
+            id, i, window.start, node.maintenance[i - 1].end);
+      }
+    }
+    if (node.last_diagnostic) {
+      GPUPOOL_RETURN_IF_ERROR(
+          CheckQuantityF(node.last_diagnostic->time, "nodes[{}].last_diagnostic.time", id));
+    }
+    const char* cause = nullptr;
+    switch (node.state_cause) {
+      case NodeStateCause::kHost:
+        return absl::OkStatus();
+      case NodeStateCause::kHealth:
+        cause = "health";
+        break;
+      case NodeStateCause::kDiagnostic:
+        cause = "diagnostic";
+        break;
+      case NodeStateCause::kMaintenance:
+        cause = "maintenance";
+        break;
+      default:
+        return Invalid("nodes[{}].state_cause: unknown value {}", id,
+                       static_cast<int>(node.state_cause));
+    }
+    if (node.state == NodeState::kReady) {
+      return Inconsistent(
+          "nodes[{}].state_cause: \"{}\" but the node is ready (only a node the engine cordoned "
+          "or drained has a cause)",
+          id, cause);
     }
     return absl::OkStatus();
   }

@@ -181,8 +181,15 @@ class JobValidator {
         if (job.start_time.has_value()) {
           return Inconsistent("jobs[{}].start_time: a pending job must have none", id);
         }
+        if (job.backfilled) {
+          return Inconsistent("jobs[{}].backfilled: only a running job can be backfilled", id);
+        }
         return absl::OkStatus();
       case JobState::kRunning:
+        if (job.backfilled && !job.runtime_estimate_s.has_value()) {
+          return Inconsistent(
+              "jobs[{}].backfilled: a backfilled job must have a runtime_estimate_s", id);
+        }
         return CheckRunning(job, groups);
     }
     return Invalid("jobs[{}].state: unknown value {}", id, static_cast<int>(job.state));

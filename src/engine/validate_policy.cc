@@ -7,6 +7,8 @@
 // Large values are not clipped (LevelDB's SanitizeOptions clips them): the int64 maximum is a
 // meaningful "never", and every stage compares or saturates instead of adding.
 #include <cstdint>
+#include <set>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -77,13 +79,74 @@ absl::Status CheckHeadroom(const std::vector<HeadroomRule>& rules) {
   return absl::OkStatus();
 }
 
+// The snapshot-free rules of the scale object; the template nodes against the snapshot are
+// ValidateScaleTemplates()'s.
+absl::Status CheckScale(const ScaleOptions& scale) {
+  GPUPOOL_RETURN_IF_ERROR(NotNegative(scale.max_simulations, "scale.max_simulations"));
+  std::set<std::string_view> names;
+  for (size_t i = 0; i < scale.templates.size(); ++i) {
+    const NodeTemplate& t = scale.templates[i];
+    const std::string field = fmt::format("scale.templates[{}]", i);
+    if (t.name.empty()) {
+      return absl::InvalidArgumentError(fmt::format("policy.{}.name: must not be empty", field));
+    }
+    if (!names.insert(t.name).second) {
+      return absl::InvalidArgumentError(
+          fmt::format("policy.{}.name: duplicate template name \"{}\"", field, t.name));
+    }
+    if (!t.node.id.empty()) {
+      return absl::InvalidArgumentError(fmt::format(
+          "policy.{}.node.id: must be empty (the host names the nodes it adds)", field));
+    }
+    if (t.max_count < 0) {
+      return absl::InvalidArgumentError(fmt::format("policy.{}.max_count: must be >= 0", field));
+    }
+    GPUPOOL_RETURN_IF_ERROR(NotNegative(t.cost_per_hour_micro, field + ".cost_per_hour"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::Status ValidateScaleTemplates(const Snapshot& snapshot, const Policy& policy) {
+  if (!policy.scale) return absl::OkStatus();
+  // The template's node, alone in a snapshot with the pool's levels, models and queues, is
+  // checked by the snapshot's own rules; the error is renamed from the node to the template.
+  static constexpr std::string_view kProbeId = "template";
+  Snapshot probe;
+  probe.topology = snapshot.topology;
+  probe.gpu_models = snapshot.gpu_models;
+  probe.queues = snapshot.queues;
+  for (size_t i = 0; i < policy.scale->templates.size(); ++i) {
+    const std::string field = fmt::format("policy.scale.templates[{}].node", i);
+    probe.nodes.assign(1, policy.scale->templates[i].node);
+    probe.nodes[0].id = std::string(kProbeId);
+    if (probe.nodes[0].state != NodeState::kReady) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}.state: must be ready (a template node that takes no work is never "
+                      "advised)",
+                      field));
+    }
+    absl::Status status = ValidateSnapshot(probe);
+    if (status.ok()) continue;
+    std::string message(status.message());
+    const std::string prefix = fmt::format("nodes[{}]", kProbeId);
+    if (message.compare(0, prefix.size(), prefix) == 0) {
+      message = field + message.substr(prefix.size());
+    } else {
+      message = field + ": " + message;
+    }
+    return absl::Status(status.code(), message);
+  }
+  return absl::OkStatus();
+}
 
 absl::Status ValidatePolicy(const Policy& policy) {
   switch (policy.placement) {
     case PlacementStrategy::kBestFit:
     case PlacementStrategy::kFirstFit:
     case PlacementStrategy::kSpread:
+    case PlacementStrategy::kExpectedWaste:
       break;
     default:
       return UnknownValue("placement", static_cast<int>(policy.placement));
@@ -130,12 +193,46 @@ absl::Status ValidatePolicy(const Policy& policy) {
       NotNegative(preemption.max_victim_lost_s, "preemption.max_victim_lost_s"));
   GPUPOOL_RETURN_IF_ERROR(NotNegative(preemption.min_victim_run_s, "preemption.min_victim_run_s"));
 
+  const HealthOptions& health = policy.health;
+  GPUPOOL_RETURN_IF_ERROR(NotNegative(health.xid_errors_to_cordon, "health.xid_errors_to_cordon"));
+  GPUPOOL_RETURN_IF_ERROR(NotNegative(health.ecc_errors_to_cordon, "health.ecc_errors_to_cordon"));
+  GPUPOOL_RETURN_IF_ERROR(
+      NotNegative(health.diagnostic_interval_s, "health.diagnostic_interval_s"));
+  GPUPOOL_RETURN_IF_ERROR(
+      NotNegative(health.diagnostic_idle_window_s, "health.diagnostic_idle_window_s"));
+  GPUPOOL_RETURN_IF_ERROR(NotNegative(health.max_diagnosing_nodes, "health.max_diagnosing_nodes"));
+  GPUPOOL_RETURN_IF_ERROR(
+      NotNegative(policy.maintenance.drain_notice_s, "maintenance.drain_notice_s"));
+
   const Budgets& budgets = policy.budgets;
   GPUPOOL_RETURN_IF_ERROR(NotNegative(budgets.max_candidates, "budgets.max_candidates"));
   GPUPOOL_RETURN_IF_ERROR(
       NotNegative(budgets.max_preemption_plans, "budgets.max_preemption_plans"));
   GPUPOOL_RETURN_IF_ERROR(
       NotNegative(budgets.max_counterfactual_plans, "budgets.max_counterfactual_plans"));
+
+  const BackfillOptions& backfill = policy.backfill;
+  GPUPOOL_RETURN_IF_ERROR(NotNegative(backfill.reservations, "backfill.reservations"));
+  GPUPOOL_RETURN_IF_ERROR(NotNegative(backfill.margin_s, "backfill.margin_s"));
+  switch (backfill.overrun) {
+    case OverrunAction::kWait:
+    case OverrunAction::kPreempt:
+      break;
+    default:
+      return UnknownValue("backfill.overrun", static_cast<int>(backfill.overrun));
+  }
+
+  const ConsolidationOptions& consolidation = policy.consolidation;
+  if (consolidation.gain_factor < 1) {
+    return absl::InvalidArgumentError(fmt::format(
+        "policy.consolidation.gain_factor: must be >= 1, got {}", consolidation.gain_factor));
+  }
+  if (consolidation.max_moves < 1) {
+    return absl::InvalidArgumentError(fmt::format(
+        "policy.consolidation.max_moves: must be >= 1, got {}", consolidation.max_moves));
+  }
+  GPUPOOL_RETURN_IF_ERROR(NotNegative(consolidation.max_plans, "consolidation.max_plans"));
+  if (policy.scale) GPUPOOL_RETURN_IF_ERROR(CheckScale(*policy.scale));
   GPUPOOL_RETURN_IF_ERROR(CheckHeadroom(policy.headroom));
   return NotNegative(policy.spot.max_checkpoint_interval_s, "spot.max_checkpoint_interval_s");
 }

@@ -10,6 +10,7 @@
 #include "fmt/format.h"
 #include "internal/check.h"
 #include "internal/saturating.h"
+#include "lost_work.h"
 #include "order.h"
 
 namespace gpupool::internal {
@@ -71,14 +72,9 @@ int64_t VictimRules::KeptUpTo(int32_t v) const {
 }
 
 int64_t VictimRules::LostSeconds(int32_t v) const {
-  const Job& job = *index_.job(v).job;
-  int64_t lost_s = std::max<int64_t>(0, index_.snapshot().now - KeptUpTo(v));
-  const int64_t grace = policy_.preemption.checkpoint_grace_s;
-  if (grace > 0 && job.checkpointing.interval_s > 0 &&
-      job.checkpointing.checkpoint_cost_s <= grace) {
-    lost_s = std::min(lost_s, job.checkpointing.checkpoint_cost_s);
-  }
-  return lost_s;
+  // The rule every stop shares (lost_work.h), at now.
+  const int64_t now = index_.snapshot().now;
+  return LostWorkSeconds(*index_.job(v).job, now, now, policy_);
 }
 
 int64_t VictimRules::ComputeVictimCost(int32_t v) const {

@@ -131,7 +131,7 @@ void WorkingState::Free(int32_t j, const Held& held) {
     given += held.milli;
   }
   AdjustFree(j, n, given, held.cpu_milli, held.memory_mib,
-             -held.milli * static_cast<int64_t>(held.gpus.size()));
+             held.charged ? -held.milli * static_cast<int64_t>(held.gpus.size()) : 0);
   Set(node_replicas_, n, node_replicas_[n] - 1);
   if (NodeEmpty(n)) {
     Set(node_tenant_, n, kNoTenant);
@@ -153,7 +153,8 @@ void WorkingState::Reindex(int32_t n) {
 }
 
 void WorkingState::Allocate(int32_t j, int32_t n, const std::vector<int32_t>& gpus, int64_t milli,
-                            int64_t gpu_memory_mib, int64_t cpu_milli, int64_t memory_mib) {
+                            int64_t gpu_memory_mib, int64_t cpu_milli, int64_t memory_mib,
+                            bool charge_queue) {
   const JobInfo& info = index_.job(j);
   const int64_t tenant = info.tenant;
   Touch(n);
@@ -184,7 +185,8 @@ void WorkingState::Allocate(int32_t j, int32_t n, const std::vector<int32_t>& gp
   }
   if (info.isolation == Isolation::kExclusiveNode) Set(node_exclusive_tenant_, n, tenant);
   Set(node_replicas_, n, node_replicas_[n] + 1);
-  AdjustFree(j, n, -taken, -cpu_milli, -memory_mib, milli * static_cast<int64_t>(gpus.size()));
+  AdjustFree(j, n, -taken, -cpu_milli, -memory_mib,
+             charge_queue ? milli * static_cast<int64_t>(gpus.size()) : 0);
   Reindex(n);
 }
 

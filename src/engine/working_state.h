@@ -83,9 +83,20 @@ class WorkingState {
 
   // Takes `gpus` (flat GPU ids, each carrying `milli` and `gpu_memory_mib`; whole GPUs take all
   // their memory), CPU and memory on node n for a replica of job j, and charges the job's queue
-  // and its ancestors for `model`.
+  // and its ancestors for `model` (unless `charge_queue` is false: capacity a reservation holds
+  // beyond what its job needs, reserve.h).
   void Allocate(int32_t job, int32_t n, const std::vector<int32_t>& gpus, int64_t milli,
-                int64_t gpu_memory_mib, int64_t cpu_milli, int64_t memory_mib);
+                int64_t gpu_memory_mib, int64_t cpu_milli, int64_t memory_mib,
+                bool charge_queue = true);
+
+  // The inverse of Allocate() called with the same arguments: gives back capacity held for a
+  // reservation (reserve.h), so that a backfill may use it, and empties nodes of work placed in
+  // this cycle for consolidation's probes (consolidate.h). Undoable.
+  void Deallocate(int32_t job, int32_t n, const std::vector<int32_t>& gpus, int64_t milli,
+                  int64_t gpu_memory_mib, int64_t cpu_milli, int64_t memory_mib,
+                  bool charge_queue = true) {
+    Free(job, Held{n, gpus, milli, gpu_memory_mib, cpu_milli, memory_mib, 0, 0, charge_queue});
+  }
 
   // --- Reads. ---
   int64_t gpu_free_milli(int32_t g) const { return gpu_free_milli_[g]; }
@@ -130,6 +141,7 @@ class WorkingState {
     std::vector<int32_t> gpus;
     int64_t milli, gpu_memory_mib, cpu_milli, memory_mib;
     int32_t group, replica;
+    bool charged = true;  // charged to the job's queue (Allocate()'s charge_queue)
   };
   void Free(int32_t job, const Held& held);
   // Adds the given amounts to node n's free GPU, CPU and memory and to the per-model and

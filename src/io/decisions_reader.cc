@@ -28,6 +28,7 @@ absl::Status ReadStart(JsonValue value, const Path& path, StartDecision& out) {
   static constexpr Field<StartDecision> kFields[] = {
       {"job", ReadMember<&StartDecision::job, ReadString>, true},
       {"placements", ReadMember<&StartDecision::placements, ReadPlacements>},
+      {"backfilled", ReadMember<&StartDecision::backfilled, ReadBool>},
   };
   return ReadFields(value, path, kFields, out);
 }
@@ -49,6 +50,8 @@ absl::Status ReadMigrate(JsonValue value, const Path& path, MigrateDecision& out
       {"job", ReadMember<&D::job, ReadString>, true},
       {"from", ReadMember<&D::from, ReadPlacements>},
       {"to", ReadMember<&D::to, ReadPlacements>},
+      {"for_job", ReadMember<&D::for_job, ReadString>},
+      {"lost_milli_gpu_seconds", ReadMember<&D::lost_milli_gpu_seconds, ReadInt64>},
   };
   return ReadFields(value, path, kFields, out);
 }
@@ -137,9 +140,48 @@ absl::Status ReadCounters(JsonValue value, const Path& path, Counters& out) {
       {"preemptions", ReadMember<&C::preemptions, ReadInt64>},
       {"resizes", ReadMember<&C::resizes, ReadInt64>},
       {"counterfactual_plans", ReadMember<&C::counterfactual_plans, ReadInt64>},
+      {"migrations", ReadMember<&C::migrations, ReadInt64>},
+      {"consolidation_plans", ReadMember<&C::consolidation_plans, ReadInt64>},
       {"budget_exhausted", ReadMember<&C::budget_exhausted, ReadBool>},
   };
   return ReadFields(value, path, kFields, out);
+}
+
+absl::Status ReadNodeAction(JsonValue value, const Path& path, NodeActionDecision& out) {
+  using D = NodeActionDecision;
+  static constexpr Field<D> kFields[] = {
+      {"node", ReadMember<&D::node, ReadString>, true},
+      {"action",
+       ReadMember<&D::action,
+                  internal::ReadEnumOf<internal::ParseNodeAction, internal::NodeActionNames>>,
+       true},
+      {"reason", ReadMember<&D::reason, ReadString>},
+      {"expected_empty_time", ReadMember<&D::expected_empty_time, ReadInt64>},
+  };
+  return ReadFields(value, path, kFields, out);
+}
+
+absl::Status ReadScaleAdd(JsonValue value, const Path& path, ScaleAdd& out) {
+  static constexpr Field<ScaleAdd> kFields[] = {
+      {"template", ReadMember<&ScaleAdd::template_name, ReadString>, true},
+      {"count", ReadMember<&ScaleAdd::count, ReadInt32>, true},
+  };
+  return ReadFields(value, path, kFields, out);
+}
+
+absl::Status ReadScaleAdvice(JsonValue value, const Path& path, std::optional<ScaleAdvice>& out) {
+  using A = ScaleAdvice;
+  static constexpr Field<A> kFields[] = {
+      {"add", ReadMember<&A::add, ReadArrayOf<ReadScaleAdd>>},
+      {"release", ReadMember<&A::release, ReadStringArray>},
+      {"covers", ReadMember<&A::covers, ReadStringArray>},
+      {"cost_per_hour_micro", ReadMember<&A::cost_per_hour_micro, ReadInt64>},
+      {"cheapest", ReadMember<&A::cheapest, ReadBool>},
+      {"simulations", ReadMember<&A::simulations, ReadInt64>},
+      {"budget_exhausted", ReadMember<&A::budget_exhausted, ReadBool>},
+  };
+  out.emplace();
+  return ReadFields(value, path, kFields, *out);
 }
 
 absl::Status ReadDecisions(internal::JsonObject& object, const Path& path, Decisions& out) {
@@ -157,6 +199,8 @@ absl::Status ReadDecisions(internal::JsonObject& object, const Path& path, Decis
       {"pending", ReadMember<&D::pending, ReadArrayOf<ReadPending>>},
       {"queue_shares", ReadMember<&D::queue_shares, ReadArrayOf<ReadQueueShare>>},
       {"counters", ReadMember<&D::counters, ReadCounters>},
+      {"node_actions", ReadMember<&D::node_actions, ReadArrayOf<ReadNodeAction>>},
+      {"scale_advice", ReadMember<&D::scale_advice, ReadScaleAdvice>},
       {"headroom", ReadMember<&D::headroom, ReadArrayOf<ReadHeadroomReport>>},
   };
   return internal::ReadObjectFields(object, path, kFields, out);

@@ -20,7 +20,36 @@ void WriteCounters(JsonWriter& w, const Counters& counters) {
   w.IntField("preemptions", counters.preemptions);
   w.IntField("resizes", counters.resizes);
   w.IntField("counterfactual_plans", counters.counterfactual_plans);
+  // Written only when consolidation did something, so that output without it is unchanged.
+  if (counters.migrations != 0 || counters.consolidation_plans != 0) {
+    w.IntField("migrations", counters.migrations);
+    w.IntField("consolidation_plans", counters.consolidation_plans);
+  }
   w.BoolField("budget_exhausted", counters.budget_exhausted);
+  w.EndObject();
+}
+
+// Written only when the policy has a scale object, after the counters.
+void WriteScaleAdvice(JsonWriter& w, const ScaleAdvice& advice) {
+  w.Key("scale_advice");
+  w.BeginObject();
+  w.Key("add");
+  w.BeginArray();
+  for (const ScaleAdd& add : advice.add) {
+    w.BeginOneLineObject();
+    w.StringField("template", add.template_name);
+    w.IntField("count", add.count);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("release");
+  w.StringArray(advice.release);
+  w.Key("covers");
+  w.StringArray(advice.covers);
+  w.IntField("cost_per_hour_micro", advice.cost_per_hour_micro);
+  w.BoolField("cheapest", advice.cheapest);
+  w.IntField("simulations", advice.simulations);
+  w.BoolField("budget_exhausted", advice.budget_exhausted);
   w.EndObject();
 }
 
@@ -41,6 +70,7 @@ std::string DecisionsToJson(const Decisions& decisions) {
     w.StringField("job", start.job);
     w.Key("placements");
     internal::WritePlacements(w, start.placements);
+    if (start.backfilled) w.BoolField("backfilled", true);
     w.EndObject();
   }
   w.EndArray();
@@ -66,6 +96,10 @@ std::string DecisionsToJson(const Decisions& decisions) {
     internal::WritePlacements(w, migrate.from);
     w.Key("to");
     internal::WritePlacements(w, migrate.to);
+    if (!migrate.for_job.empty()) {
+      w.StringField("for_job", migrate.for_job);
+      w.IntField("lost_milli_gpu_seconds", migrate.lost_milli_gpu_seconds);
+    }
     w.EndObject();
   }
   w.EndArray();
@@ -132,6 +166,23 @@ std::string DecisionsToJson(const Decisions& decisions) {
 
   w.Key("counters");
   WriteCounters(w, decisions.counters);
+  // Only when there are any, so that the decisions of a pool without operations read as before.
+  if (!decisions.node_actions.empty()) {
+    w.Key("node_actions");
+    w.BeginArray();
+    for (const NodeActionDecision& action : decisions.node_actions) {
+      w.BeginObject();
+      w.StringField("node", action.node);
+      w.StringField("action", NodeActionName(action.action));
+      w.StringField("reason", action.reason);
+      if (action.action == NodeAction::kDrain || action.action == NodeAction::kDiagnose) {
+        w.IntField("expected_empty_time", action.expected_empty_time);
+      }
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  if (decisions.scale_advice) WriteScaleAdvice(w, *decisions.scale_advice);
   // Only with headroom rules, so that decisions without them read as before.
   if (!decisions.headroom.empty()) {
     w.Key("headroom");
@@ -152,6 +203,38 @@ std::string DecisionsToJson(const Decisions& decisions) {
     }
     w.EndArray();
   }
+  w.EndObject();
+  return w.Finish();
+}
+
+std::string DrainPlanToJson(const DrainPlan& plan) {
+  JsonWriter w;
+  w.BeginObject();
+  w.IntField("now", plan.now);
+  w.IntField("deadline", plan.deadline);
+  w.Key("nodes");
+  w.BeginArray();
+  for (const NodeDrain& node : plan.nodes) {
+    w.BeginObject();
+    w.StringField("node", node.node);
+    w.IntField("expected_empty_time", node.expected_empty_time);
+    w.Key("jobs");
+    w.BeginArray();
+    for (const DrainJob& job : node.jobs) {
+      w.BeginOneLineObject();
+      w.StringField("job", job.job);
+      if (job.expected_end.has_value()) w.IntField("expected_end", *job.expected_end);
+      w.BoolField("stopped", job.stopped);
+      w.IntField("lost_milli_gpu_seconds", job.lost_milli_gpu_seconds);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("stopped_jobs");
+  w.StringArray(plan.stopped_jobs);
+  w.IntField("lost_milli_gpu_seconds", plan.lost_milli_gpu_seconds);
   w.EndObject();
   return w.Finish();
 }
@@ -189,6 +272,76 @@ std::string PolicyToJson(const Policy& policy) {
   w.IntField("max_preemption_plans", policy.budgets.max_preemption_plans);
   w.IntField("max_counterfactual_plans", policy.budgets.max_counterfactual_plans);
   w.EndObject();
+  // Written only when some field differs from the default, so that the policies of before
+  // backfill keep their bytes; then every field of it.
+  const BackfillOptions& backfill = policy.backfill;
+  const BackfillOptions off;
+  if (backfill.enabled != off.enabled || backfill.reservations != off.reservations ||
+      backfill.margin_s != off.margin_s || backfill.overrun != off.overrun) {
+    w.Key("backfill");
+    w.BeginOneLineObject();
+    w.BoolField("enabled", backfill.enabled);
+    w.IntField("reservations", backfill.reservations);
+    w.IntField("margin_s", backfill.margin_s);
+    w.StringField("overrun", OverrunActionName(backfill.overrun));
+    w.EndObject();
+  }
+  // Written only when it is not the default, so that policies without it read as before.
+  const ConsolidationOptions& consolidation = policy.consolidation;
+  const ConsolidationOptions defaults;
+  if (consolidation.enabled != defaults.enabled ||
+      consolidation.gain_factor != defaults.gain_factor ||
+      consolidation.max_moves != defaults.max_moves ||
+      consolidation.max_plans != defaults.max_plans) {
+    w.Key("consolidation");
+    w.BeginOneLineObject();
+    w.BoolField("enabled", consolidation.enabled);
+    w.IntField("gain_factor", consolidation.gain_factor);
+    w.IntField("max_moves", consolidation.max_moves);
+    w.IntField("max_plans", consolidation.max_plans);
+    w.EndObject();
+  }
+  // The operations options only when not the defaults, so that existing policies write as before.
+  const HealthOptions& health = policy.health;
+  if (health.enabled || health.xid_errors_to_cordon != 0 || health.ecc_errors_to_cordon != 0 ||
+      health.diagnostic_interval_s != 0 || health.diagnostic_idle_window_s != 0 ||
+      health.max_diagnosing_nodes != 0) {
+    w.Key("health");
+    w.BeginOneLineObject();
+    w.BoolField("enabled", health.enabled);
+    w.IntField("xid_errors_to_cordon", health.xid_errors_to_cordon);
+    w.IntField("ecc_errors_to_cordon", health.ecc_errors_to_cordon);
+    w.IntField("diagnostic_interval_s", health.diagnostic_interval_s);
+    w.IntField("diagnostic_idle_window_s", health.diagnostic_idle_window_s);
+    w.IntField("max_diagnosing_nodes", health.max_diagnosing_nodes);
+    w.EndObject();
+  }
+  if (policy.maintenance.drain_notice_s != 0 || policy.maintenance.start_without_estimate) {
+    w.Key("maintenance");
+    w.BeginOneLineObject();
+    w.IntField("drain_notice_s", policy.maintenance.drain_notice_s);
+    w.BoolField("start_without_estimate", policy.maintenance.start_without_estimate);
+    w.EndObject();
+  }
+  if (policy.scale) {
+    w.Key("scale");
+    w.BeginObject();
+    w.Key("templates");
+    w.BeginArray();
+    for (const NodeTemplate& t : policy.scale->templates) {
+      w.BeginObject();
+      w.StringField("name", t.name);
+      w.Key("node");
+      internal::WriteNode(w, t.node, /*with_id=*/false);
+      w.IntField("max_count", t.max_count);
+      w.Key("cost_per_hour");
+      w.Fixed(t.cost_per_hour_micro, 6);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.IntField("max_simulations", policy.scale->max_simulations);
+    w.EndObject();
+  }
   // Headroom and spot only when set, so that policies without them read as before.
   if (!policy.headroom.empty()) {
     w.Key("headroom");

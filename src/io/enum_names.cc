@@ -15,6 +15,18 @@ constexpr std::pair<NodeState, std::string_view> kNodeStates[] = {
     {NodeState::kDraining, "draining"},
     {NodeState::kDown, "down"},
 };
+constexpr std::pair<NodeStateCause, std::string_view> kNodeStateCauses[] = {
+    {NodeStateCause::kHost, "host"},
+    {NodeStateCause::kHealth, "health"},
+    {NodeStateCause::kDiagnostic, "diagnostic"},
+    {NodeStateCause::kMaintenance, "maintenance"},
+};
+constexpr NodeAction kNodeActions[] = {
+    NodeAction::kCordon,
+    NodeAction::kDrain,
+    NodeAction::kUncordon,
+    NodeAction::kDiagnose,
+};
 constexpr std::pair<Isolation, std::string_view> kIsolations[] = {
     {Isolation::kNone, "none"},
     {Isolation::kExclusiveGpu, "exclusive-gpu"},
@@ -45,19 +57,24 @@ constexpr VictimOrder kVictimOrders[] = {
     VictimOrder::kCheapestFirst,
     VictimOrder::kLowestPriorityFirst,
 };
+constexpr OverrunAction kOverrunActions[] = {
+    OverrunAction::kWait,
+    OverrunAction::kPreempt,
+};
 constexpr BudgetEnforcement kBudgetEnforcements[] = {BudgetEnforcement::kEnforce,
                                                      BudgetEnforcement::kReportOnly};
 constexpr PlacementStrategy kPlacementStrategies[] = {
     PlacementStrategy::kBestFit,
     PlacementStrategy::kFirstFit,
     PlacementStrategy::kSpread,
+    PlacementStrategy::kExpectedWaste,
 };
 constexpr PendingReason kPendingReasons[] = {
     PendingReason::kNoAllowedGpuModel, PendingReason::kNodeRestrictions,
     PendingReason::kNeverFits,         PendingReason::kInsufficientCapacity,
     PendingReason::kFragmentation,     PendingReason::kTopology,
     PendingReason::kQueueLimit,        PendingReason::kBudgetExhausted,
-    PendingReason::kHeadroom,
+    PendingReason::kMaintenance,       PendingReason::kHeadroom,
 };
 constexpr HeadroomShape kHeadroomShapes[] = {
     HeadroomShape::kGpus,
@@ -112,6 +129,9 @@ std::string NamesOfFn(const E (&values)[N], NameFn name_fn) {
 }  // namespace
 
 std::string_view NodeStateName(NodeState state) { return NameOf(kNodeStates, state); }
+std::string_view NodeStateCauseName(NodeStateCause cause) {
+  return NameOf(kNodeStateCauses, cause);
+}
 std::string_view IsolationName(Isolation isolation) { return NameOf(kIsolations, isolation); }
 std::string_view StrictnessName(Strictness strictness) { return NameOf(kStrictnesses, strictness); }
 std::string_view ReplicaScopeName(ReplicaScope scope) { return NameOf(kReplicaScopes, scope); }
@@ -119,6 +139,12 @@ std::string_view JobStateName(JobState state) { return NameOf(kJobStates, state)
 
 std::optional<NodeState> ParseNodeState(std::string_view name) {
   return ValueOf(kNodeStates, name);
+}
+std::optional<NodeStateCause> ParseNodeStateCause(std::string_view name) {
+  return ValueOf(kNodeStateCauses, name);
+}
+std::optional<NodeAction> ParseNodeAction(std::string_view name) {
+  return ValueOfFn(kNodeActions, NodeActionName, name);
 }
 std::optional<Isolation> ParseIsolation(std::string_view name) {
   return ValueOf(kIsolations, name);
@@ -139,6 +165,9 @@ std::optional<QueueOrder> ParseQueueOrder(std::string_view name) {
 std::optional<VictimOrder> ParseVictimOrder(std::string_view name) {
   return ValueOfFn(kVictimOrders, VictimOrderName, name);
 }
+std::optional<OverrunAction> ParseOverrunAction(std::string_view name) {
+  return ValueOfFn(kOverrunActions, OverrunActionName, name);
+}
 std::optional<BudgetEnforcement> ParseBudgetEnforcement(std::string_view name) {
   return ValueOfFn(kBudgetEnforcements, BudgetEnforcementName, name);
 }
@@ -150,6 +179,8 @@ std::optional<PendingReason> ParsePendingReason(std::string_view name) {
 }
 
 std::string NodeStateNames() { return NamesOf(kNodeStates); }
+std::string NodeStateCauseNames() { return NamesOf(kNodeStateCauses); }
+std::string NodeActionNames() { return NamesOfFn(kNodeActions, NodeActionName); }
 std::string IsolationNames() { return NamesOf(kIsolations); }
 std::string StrictnessNames() { return NamesOf(kStrictnesses); }
 std::string ReplicaScopeNames() { return NamesOf(kReplicaScopes); }
@@ -157,6 +188,7 @@ std::string JobStateNames() { return NamesOf(kJobStates); }
 std::string JobOrderNames() { return NamesOfFn(kJobOrders, JobOrderName); }
 std::string QueueOrderNames() { return NamesOfFn(kQueueOrders, QueueOrderName); }
 std::string VictimOrderNames() { return NamesOfFn(kVictimOrders, VictimOrderName); }
+std::string OverrunActionNames() { return NamesOfFn(kOverrunActions, OverrunActionName); }
 std::string BudgetEnforcementNames() {
   return NamesOfFn(kBudgetEnforcements, BudgetEnforcementName);
 }

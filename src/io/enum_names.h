@@ -16,6 +16,7 @@ namespace gpupool::io::internal {
 
 // Name of each value as it appears in JSON.
 std::string_view NodeStateName(NodeState state);
+std::string_view NodeStateCauseName(NodeStateCause cause);
 std::string_view IsolationName(Isolation isolation);
 std::string_view StrictnessName(Strictness strictness);
 std::string_view ReplicaScopeName(ReplicaScope scope);
@@ -23,6 +24,8 @@ std::string_view JobStateName(JobState state);
 
 // The value with that name; nullopt for an unknown name.
 std::optional<NodeState> ParseNodeState(std::string_view name);
+std::optional<NodeStateCause> ParseNodeStateCause(std::string_view name);
+std::optional<NodeAction> ParseNodeAction(std::string_view name);
 std::optional<Isolation> ParseIsolation(std::string_view name);
 std::optional<Strictness> ParseStrictness(std::string_view name);
 std::optional<ReplicaScope> ParseReplicaScope(std::string_view name);
@@ -32,6 +35,7 @@ std::optional<JobState> ParseJobState(std::string_view name);
 std::optional<JobOrder> ParseJobOrder(std::string_view name);
 std::optional<QueueOrder> ParseQueueOrder(std::string_view name);
 std::optional<VictimOrder> ParseVictimOrder(std::string_view name);
+std::optional<OverrunAction> ParseOverrunAction(std::string_view name);
 std::optional<BudgetEnforcement> ParseBudgetEnforcement(std::string_view name);
 std::optional<PlacementStrategy> ParsePlacementStrategy(std::string_view name);
 std::optional<PendingReason> ParsePendingReason(std::string_view name);
@@ -39,6 +43,8 @@ std::optional<PendingReason> ParsePendingReason(std::string_view name);
 // The accepted names of each enum, comma-separated in declaration order, for error messages:
 // "ready, cordoned, draining, down".
 std::string NodeStateNames();
+std::string NodeStateCauseNames();
+std::string NodeActionNames();
 std::string IsolationNames();
 std::string StrictnessNames();
 std::string ReplicaScopeNames();
@@ -46,6 +52,7 @@ std::string JobStateNames();
 std::string JobOrderNames();
 std::string QueueOrderNames();
 std::string VictimOrderNames();
+std::string OverrunActionNames();
 std::string BudgetEnforcementNames();
 std::string PlacementStrategyNames();
 std::string PendingReasonNames();

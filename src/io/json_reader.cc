@@ -124,6 +124,47 @@ absl::Status ReadInt64(JsonValue value, const Path& path, int64_t& out) {
   return absl::OkStatus();
 }
 
+absl::Status ReadMicros(JsonValue value, const Path& path, int64_t& out) {
+  json_type type;
+  if (auto error = value.type().get(type); error != simdjson::SUCCESS) {
+    return ValueError(path, error, "a number");
+  }
+  if (type != json_type::number) return PathError(path, "expected a number");
+  std::string_view token = value.raw_json_token();
+  double ignored = 0;  // consumes the value, and checks that it is a valid number
+  if (auto error = value.get_double().get(ignored); error != simdjson::SUCCESS) {
+    return ValueError(path, error, "a number");
+  }
+  while (!token.empty() && (token.back() == ' ' || token.back() == '\t' || token.back() == '\n' ||
+                            token.back() == '\r')) {
+    token.remove_suffix(1);
+  }
+  constexpr std::string_view kForm =
+      "expected a number with at most 6 digits after the point and no exponent";
+  const bool negative = !token.empty() && token.front() == '-';
+  if (negative) token.remove_prefix(1);
+  const size_t point = token.find('.');
+  const std::string_view whole = token.substr(0, point);
+  const std::string_view fraction =
+      point == std::string_view::npos ? std::string_view() : token.substr(point + 1);
+  const auto digits = [](std::string_view d) {
+    return std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (whole.empty() || !digits(whole) || !digits(fraction) || fraction.size() > 6 ||
+      (point != std::string_view::npos && fraction.empty())) {
+    return PathError(path, kForm);
+  }
+  // At most 12 digits before the point keeps the micro-units far inside 64 bits.
+  if (whole.size() > 12)
+    return PathError(path, "number out of range (at most 12 digits before the point)");
+  int64_t micros = 0;
+  for (char c : whole) micros = micros * 10 + (c - '0');
+  for (size_t i = 0; i < 6; ++i)
+    micros = micros * 10 + (i < fraction.size() ? fraction[i] - '0' : 0);
+  out = negative ? -micros : micros;
+  return absl::OkStatus();
+}
+
 absl::Status ReadInt32(JsonValue value, const Path& path, int32_t& out) {
   int64_t wide = 0;
   if (auto error = value.get_int64().get(wide); error != simdjson::SUCCESS) {
@@ -164,6 +205,10 @@ absl::StatusOr<bool> IsNull(JsonValue& value, const Path& path, std::string_view
 }
 
 }  // namespace
+
+absl::StatusOr<bool> ReadNull(JsonValue& value, const Path& path, std::string_view expected) {
+  return IsNull(value, path, expected);
+}
 
 absl::Status ReadOptionalInt64(JsonValue value, const Path& path, std::optional<int64_t>& out) {
   absl::StatusOr<bool> is_null = IsNull(value, path, "an integer");

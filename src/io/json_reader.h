@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "gpupool/job.h"
+#include "gpupool/node.h"
 #include "gpupool/topology.h"
 #include "simdjson.h"
 
@@ -206,8 +207,36 @@ absl::Status ReadEnumOf(JsonValue value, const Path& path,
   return ReadEnum(value, path, out, Parse, Names);
 }
 
+// True when `value` is JSON null (and then consumes it); an error when it is not valid JSON.
+// `expected` names what a non-null value should be, for that error.
+absl::StatusOr<bool> ReadNull(JsonValue& value, const Path& path, std::string_view expected);
+
+// An optional object that Read reads: null (or an omitted key) leaves it unset.
+template <auto Read>
+absl::Status ReadOptionalOf(JsonValue value, const Path& path,
+                            std::optional<typename ReaderTarget<decltype(Read)>::Type>& out) {
+  absl::StatusOr<bool> is_null = ReadNull(value, path, "an object");
+  if (!is_null.ok()) return is_null.status();
+  if (*is_null) {
+    out.reset();
+    return absl::OkStatus();
+  }
+  typename ReaderTarget<decltype(Read)>::Type read_value;
+  absl::Status status = Read(value, path, read_value);
+  if (status.ok()) out = std::move(read_value);
+  return status;
+}
+
 // A replica placement object; shared by snapshots (running jobs) and decisions.
 absl::Status ReadReplicaPlacement(JsonValue value, const Path& path, ReplicaPlacement& out);
+
+// A node object of a snapshot, without its id: a scale template's node (policies). An "id" key is
+// refused ("<path>.id: a template node has no id (the host names the nodes it adds)").
+absl::Status ReadNodeWithoutId(JsonValue value, const Path& path, Node& out);
+
+// A JSON number with at most 6 digits after the point and no exponent, exactly, in millionths:
+// 2.5 is 2,500,000 and 3 is 3,000,000 (an amount of money). Refuses other numbers with the path.
+absl::Status ReadMicros(JsonValue value, const Path& path, int64_t& out);
 
 // Reads the whole document in `json` (which must have SIMDJSON_PADDING readable bytes after its
 // end) with `read(root_object, root_path)`. The root must be an object and nothing may follow it.

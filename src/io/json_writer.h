@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "gpupool/job.h"
+#include "gpupool/node.h"
 #include "gpupool/topology.h"
 
 namespace gpupool::io::internal {
@@ -105,6 +106,9 @@ void WriteLabels(JsonWriter& w, const std::vector<TopologyLabel>& labels);
 // A replica placement object; shared by snapshots and decisions.
 void WriteReplicaPlacement(JsonWriter& w, const ReplicaPlacement& placement);
 void WritePlacements(JsonWriter& w, const std::vector<ReplicaPlacement>& placements);
+
+// A snapshot's node object; without its "id" key when `with_id` is false (a scale template's node).
+void WriteNode(JsonWriter& w, const Node& node, bool with_id);
 
 }  // namespace gpupool::io::internal
 

@@ -45,6 +45,30 @@ absl::Status ReadPreemption(JsonValue value, const Path& path, PreemptionOptions
   return internal::ReadFields(value, path, kFields, out);
 }
 
+absl::Status ReadBackfill(JsonValue value, const Path& path, BackfillOptions& out) {
+  using B = BackfillOptions;
+  static constexpr Field<B> kFields[] = {
+      {"enabled", ReadMember<&B::enabled, ReadBool>},
+      {"reservations", ReadMember<&B::reservations, ReadInt64>},
+      {"margin_s", ReadMember<&B::margin_s, ReadInt64>},
+      {"overrun",
+       ReadMember<&B::overrun,
+                  ReadEnumOf<internal::ParseOverrunAction, internal::OverrunActionNames>>},
+  };
+  return internal::ReadFields(value, path, kFields, out);
+}
+
+absl::Status ReadConsolidation(JsonValue value, const Path& path, ConsolidationOptions& out) {
+  using C = ConsolidationOptions;
+  static constexpr Field<C> kFields[] = {
+      {"enabled", ReadMember<&C::enabled, ReadBool>},
+      {"gain_factor", ReadMember<&C::gain_factor, ReadInt64>},
+      {"max_moves", ReadMember<&C::max_moves, ReadInt64>},
+      {"max_plans", ReadMember<&C::max_plans, ReadInt64>},
+  };
+  return internal::ReadFields(value, path, kFields, out);
+}
+
 absl::Status ReadFairShare(JsonValue value, const Path& path, FairShareOptions& out) {
   static constexpr Field<FairShareOptions> kFields[] = {
       {"usage_half_life_s", ReadMember<&FairShareOptions::usage_half_life_s, ReadInt64>},
@@ -68,11 +92,52 @@ absl::Status ReadHeadroomRule(JsonValue value, const Path& path, HeadroomRule& o
   return internal::ReadFields(value, path, kFields, out);
 }
 
+absl::Status ReadHealth(JsonValue value, const Path& path, HealthOptions& out) {
+  using H = HealthOptions;
+  static constexpr Field<H> kFields[] = {
+      {"enabled", ReadMember<&H::enabled, ReadBool>},
+      {"xid_errors_to_cordon", ReadMember<&H::xid_errors_to_cordon, ReadInt64>},
+      {"ecc_errors_to_cordon", ReadMember<&H::ecc_errors_to_cordon, ReadInt64>},
+      {"diagnostic_interval_s", ReadMember<&H::diagnostic_interval_s, ReadInt64>},
+      {"diagnostic_idle_window_s", ReadMember<&H::diagnostic_idle_window_s, ReadInt64>},
+      {"max_diagnosing_nodes", ReadMember<&H::max_diagnosing_nodes, ReadInt64>},
+  };
+  return internal::ReadFields(value, path, kFields, out);
+}
+
 absl::Status ReadSpot(JsonValue value, const Path& path, SpotOptions& out) {
   static constexpr Field<SpotOptions> kFields[] = {
       {"max_checkpoint_interval_s", ReadMember<&SpotOptions::max_checkpoint_interval_s, ReadInt64>},
   };
   return internal::ReadFields(value, path, kFields, out);
+}
+
+absl::Status ReadTemplate(JsonValue value, const Path& path, NodeTemplate& out) {
+  static constexpr Field<NodeTemplate> kFields[] = {
+      {"name", ReadMember<&NodeTemplate::name, ReadString>, true},
+      {"node", ReadMember<&NodeTemplate::node, internal::ReadNodeWithoutId>, true},
+      {"max_count", ReadMember<&NodeTemplate::max_count, ReadInt32>, true},
+      {"cost_per_hour", ReadMember<&NodeTemplate::cost_per_hour_micro, internal::ReadMicros>},
+  };
+  return internal::ReadFields(value, path, kFields, out);
+}
+
+absl::Status ReadMaintenance(JsonValue value, const Path& path, MaintenanceOptions& out) {
+  using M = MaintenanceOptions;
+  static constexpr Field<M> kFields[] = {
+      {"drain_notice_s", ReadMember<&M::drain_notice_s, ReadInt64>},
+      {"start_without_estimate", ReadMember<&M::start_without_estimate, ReadBool>},
+  };
+  return internal::ReadFields(value, path, kFields, out);
+}
+
+absl::Status ReadScale(JsonValue value, const Path& path, std::optional<ScaleOptions>& out) {
+  static constexpr Field<ScaleOptions> kFields[] = {
+      {"templates", ReadMember<&ScaleOptions::templates, internal::ReadArrayOf<ReadTemplate>>},
+      {"max_simulations", ReadMember<&ScaleOptions::max_simulations, ReadInt64>},
+  };
+  out.emplace();
+  return internal::ReadFields(value, path, kFields, *out);
 }
 
 // "scorer" is listed so that it gets its own message instead of "unknown field".
@@ -99,6 +164,11 @@ absl::Status ReadPolicy(internal::JsonObject& object, const Path& path, Policy& 
       {"fair_share", ReadMember<&Policy::fair_share, ReadFairShare>},
       {"preemption", ReadMember<&Policy::preemption, ReadPreemption>},
       {"budgets", ReadMember<&Policy::budgets, ReadBudgets>},
+      {"backfill", ReadMember<&Policy::backfill, ReadBackfill>},
+      {"consolidation", ReadMember<&Policy::consolidation, ReadConsolidation>},
+      {"health", ReadMember<&Policy::health, ReadHealth>},
+      {"maintenance", ReadMember<&Policy::maintenance, ReadMaintenance>},
+      {"scale", ReadMember<&Policy::scale, ReadScale>},
       {"scorer", RefuseScorer},
       {"headroom", ReadMember<&Policy::headroom, internal::ReadArrayOf<ReadHeadroomRule>>},
       {"spot", ReadMember<&Policy::spot, ReadSpot>},

@@ -58,13 +58,39 @@ absl::Status ReadGpu(JsonValue value, const Path& path, Gpu& out) {
       {"index", ReadMember<&Gpu::index, ReadInt32>, true},
       {"island", ReadMember<&Gpu::island, ReadInt32>},
       {"healthy", ReadMember<&Gpu::healthy, ReadBool>},
+      {"xid_errors", ReadMember<&Gpu::xid_errors, ReadInt64>},
+      {"ecc_errors", ReadMember<&Gpu::ecc_errors, ReadInt64>},
+      {"errors_since", ReadMember<&Gpu::errors_since, ReadOptionalInt64>},
   };
   return ReadFields(value, path, kFields, out);
 }
 
-absl::Status ReadNode(JsonValue value, const Path& path, Node& out) {
+absl::Status ReadMaintenanceWindow(JsonValue value, const Path& path, MaintenanceWindow& out) {
+  static constexpr Field<MaintenanceWindow> kFields[] = {
+      {"start", ReadMember<&MaintenanceWindow::start, ReadInt64>, true},
+      {"end", ReadMember<&MaintenanceWindow::end, ReadInt64>, true},
+  };
+  return ReadFields(value, path, kFields, out);
+}
+
+absl::Status ReadDiagnosticRun(JsonValue value, const Path& path, DiagnosticRun& out) {
+  static constexpr Field<DiagnosticRun> kFields[] = {
+      {"time", ReadMember<&DiagnosticRun::time, ReadInt64>, true},
+      {"passed", ReadMember<&DiagnosticRun::passed, ReadBool>, true},
+  };
+  return ReadFields(value, path, kFields, out);
+}
+
+// "id" in a scale template's node gets its own message instead of "unknown field".
+absl::Status RefuseNodeId(JsonValue, const Path& path, Node&) {
+  return internal::PathError(path, "a template node has no id (the host names the nodes it adds)");
+}
+
+template <bool kWithId>
+absl::Status ReadNodeFields(JsonValue value, const Path& path, Node& out) {
   static constexpr Field<Node> kFields[] = {
-      {"id", ReadMember<&Node::id, ReadString>, true},
+      kWithId ? Field<Node>{"id", ReadMember<&Node::id, ReadString>, true}
+              : Field<Node>{"id", RefuseNodeId},
       {"gpu_model", ReadMember<&Node::gpu_model, ReadString>},
       {"gpus", ReadMember<&Node::gpus, ReadArrayOf<ReadGpu>>},
       {"cpu_milli", ReadMember<&Node::cpu_milli, ReadInt64>},
@@ -74,11 +100,21 @@ absl::Status ReadNode(JsonValue value, const Path& path, Node& out) {
       {"state",
        ReadMember<&Node::state, ReadEnumOf<internal::ParseNodeState, internal::NodeStateNames>>},
       {"owner_queues", ReadMember<&Node::owner_queues, ReadStringArray>},
+      {"maintenance", ReadMember<&Node::maintenance, ReadArrayOf<ReadMaintenanceWindow>>},
+      {"last_diagnostic",
+       ReadMember<&Node::last_diagnostic, internal::ReadOptionalOf<ReadDiagnosticRun>>},
+      {"state_cause",
+       ReadMember<&Node::state_cause,
+                  ReadEnumOf<internal::ParseNodeStateCause, internal::NodeStateCauseNames>>},
       {"spot", ReadMember<&Node::spot, ReadBool>},
       {"reclaiming", ReadMember<&Node::reclaiming, ReadBool>},
       {"reclaim_deadline", ReadMember<&Node::reclaim_deadline, ReadOptionalInt64>},
   };
   return ReadFields(value, path, kFields, out);
+}
+
+absl::Status ReadNode(JsonValue value, const Path& path, Node& out) {
+  return ReadNodeFields<true>(value, path, out);
 }
 
 absl::Status ReadQuota(JsonValue value, const Path& path, Quota& out) {
@@ -179,6 +215,7 @@ absl::Status ReadJob(JsonValue value, const Path& path, Job& out) {
       {"placements", ReadMember<&Job::placements, ReadArrayOf<internal::ReadReplicaPlacement>>},
       {"attained_service_s", ReadMember<&Job::attained_service_s, ReadInt64>},
       {"pending_since", ReadMember<&Job::pending_since, ReadOptionalInt64>},
+      {"backfilled", ReadMember<&Job::backfilled, ReadBool>},
       {"spot_tolerant", ReadMember<&Job::spot_tolerant, ReadBool>},
   };
   return ReadFields(value, path, kFields, out);
@@ -197,6 +234,10 @@ absl::Status ReadSnapshot(internal::JsonObject& object, const Path& path, Snapsh
 }
 
 }  // namespace
+
+absl::Status internal::ReadNodeWithoutId(JsonValue value, const Path& path, Node& out) {
+  return ReadNodeFields<false>(value, path, out);
+}
 
 absl::StatusOr<Snapshot> ParseSnapshot(std::string_view json) {
   return internal::ParseDocument<Snapshot>(json, ReadSnapshot);

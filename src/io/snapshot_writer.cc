@@ -25,9 +25,9 @@ void WriteGpuModel(JsonWriter& w, const GpuModel& model) {
   w.EndObject();
 }
 
-void WriteNode(JsonWriter& w, const Node& node) {
+void WriteNodeFields(JsonWriter& w, const Node& node, bool with_id) {
   w.BeginObject();
-  w.StringField("id", node.id);
+  if (with_id) w.StringField("id", node.id);
   w.StringField("gpu_model", node.gpu_model);
   w.Key("gpus");
   w.BeginArray();
@@ -36,6 +36,10 @@ void WriteNode(JsonWriter& w, const Node& node) {
     w.IntField("index", gpu.index);
     w.IntField("island", gpu.island);
     w.BoolField("healthy", gpu.healthy);
+    // The health facts only when set, so that snapshots without them read as before.
+    if (gpu.xid_errors != 0) w.IntField("xid_errors", gpu.xid_errors);
+    if (gpu.ecc_errors != 0) w.IntField("ecc_errors", gpu.ecc_errors);
+    if (gpu.errors_since.has_value()) w.IntField("errors_since", *gpu.errors_since);
     w.EndObject();
   }
   w.EndArray();
@@ -48,6 +52,28 @@ void WriteNode(JsonWriter& w, const Node& node) {
   w.StringField("state", internal::NodeStateName(node.state));
   w.Key("owner_queues");
   w.StringArray(node.owner_queues);
+  // Operations facts only when set (docs/operations.md).
+  if (!node.maintenance.empty()) {
+    w.Key("maintenance");
+    w.BeginArray();
+    for (const MaintenanceWindow& window : node.maintenance) {
+      w.BeginOneLineObject();
+      w.IntField("start", window.start);
+      w.IntField("end", window.end);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  if (node.last_diagnostic.has_value()) {
+    w.Key("last_diagnostic");
+    w.BeginOneLineObject();
+    w.IntField("time", node.last_diagnostic->time);
+    w.BoolField("passed", node.last_diagnostic->passed);
+    w.EndObject();
+  }
+  if (node.state_cause != NodeStateCause::kHost) {
+    w.StringField("state_cause", internal::NodeStateCauseName(node.state_cause));
+  }
   // Spot facts only when set, so that snapshots without spot nodes read as before.
   if (node.spot) w.BoolField("spot", true);
   if (node.reclaiming) w.BoolField("reclaiming", true);
@@ -144,11 +170,16 @@ void WriteJob(JsonWriter& w, const Job& job) {
   internal::WritePlacements(w, job.placements);
   w.IntField("attained_service_s", job.attained_service_s);
   if (job.pending_since.has_value()) w.IntField("pending_since", *job.pending_since);
+  if (job.backfilled) w.BoolField("backfilled", true);
   if (job.spot_tolerant) w.BoolField("spot_tolerant", true);
   w.EndObject();
 }
 
 }  // namespace
+
+void internal::WriteNode(JsonWriter& w, const Node& node, bool with_id) {
+  WriteNodeFields(w, node, with_id);
+}
 
 std::string SnapshotToJson(const Snapshot& snapshot) {
   JsonWriter w;
@@ -165,7 +196,7 @@ std::string SnapshotToJson(const Snapshot& snapshot) {
   w.EndArray();
   w.Key("nodes");
   w.BeginArray();
-  for (const Node& node : snapshot.nodes) WriteNode(w, node);
+  for (const Node& node : snapshot.nodes) WriteNodeFields(w, node, true);
   w.EndArray();
   w.Key("queues");
   w.BeginArray();

@@ -79,5 +79,91 @@ TEST(ApplyTest, EvictedJobIsPendingSinceNow) {
   }
 }
 
+// A Migrate moves the running job to its `to` placements and restarts it now (start_time = now);
+// its last checkpoint is kept. A Migrate of a job that does not run is refused and changes
+// nothing.
+TEST(ApplyTest, MigrationMovesTheJobAndRestartsItNow) {
+  Job mover = MakeRunningJob("a", "q", GpuRequest(2000), {Placement("n1", {0, 1})},
+                             /*start_time=*/100);
+  mover.checkpointing.interval_s = 600;
+  mover.checkpointing.last_checkpoint_time = 700;
+  const Snapshot snapshot = SnapshotBuilder()
+                                .Now(1000)
+                                .Model("A100")
+                                .Node(MakeNode("n1", "A100", 8))
+                                .Node(MakeNode("n2", "A100", 8))
+                                .Queue("q")
+                                .Job(mover)
+                                .Job(MakePendingJob("p", "q", GpuRequest(1000)))
+                                .Build();
+  Decisions decisions;
+  decisions.migrations.push_back(MigrateDecision{"a",
+                                                 {Placement("n1", {0, 1}, 0, "main", 1000)},
+                                                 {Placement("n2", {2, 3}, 0, "main", 1000)},
+                                                 "gang",
+                                                 640000});
+  Snapshot next = snapshot;
+  ASSERT_TRUE(ApplyDecisions(decisions, next).ok());
+  EXPECT_EQ(next.jobs[0].state, JobState::kRunning);
+  EXPECT_EQ(next.jobs[0].placements, decisions.migrations[0].to);
+  EXPECT_EQ(next.jobs[0].start_time, 1000);
+  EXPECT_EQ(next.jobs[0].checkpointing.last_checkpoint_time, 700);
+  EXPECT_TRUE(ValidateSnapshot(next).ok());
+
+  decisions.migrations[0].job = "p";  // pending
+  Snapshot unchanged = snapshot;
+  const absl::Status status = ApplyDecisions(decisions, unchanged);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(status.message(), "migrations[p]: no such running job in the snapshot");
+  EXPECT_EQ(unchanged.jobs[0].placements, snapshot.jobs[0].placements);
+}
+
+}  // namespace
+}  // namespace gpupool
+
+namespace gpupool {
+namespace {
+
+// Each node action sets the node's state and state_cause (apply.h); an unknown node is refused
+// and nothing changes.
+TEST(ApplyTest, NodeActionsSetStateAndCause) {
+  using ::gpupool::testing::MakeNode;
+  using ::gpupool::testing::SnapshotBuilder;
+  Node uncordoned = MakeNode("n3", "A100", 1);
+  uncordoned.state = NodeState::kDraining;
+  uncordoned.state_cause = NodeStateCause::kMaintenance;
+  Snapshot snapshot = SnapshotBuilder()
+                          .Model("A100")
+                          .Node(MakeNode("n1", "A100", 1))
+                          .Node(MakeNode("n2", "A100", 1))
+                          .Node(uncordoned)
+                          .Node(MakeNode("n4", "A100", 1))
+                          .Queue("q")
+                          .Build();
+  Decisions decisions;
+  decisions.node_actions = {{"n1", NodeAction::kCordon, "", 0},
+                            {"n2", NodeAction::kDrain, "", 50},
+                            {"n3", NodeAction::kUncordon, "", 0},
+                            {"n4", NodeAction::kDiagnose, "", 0}};
+  Snapshot next = snapshot;
+  ASSERT_TRUE(ApplyDecisions(decisions, next).ok());
+  EXPECT_EQ(next.nodes[0].state, NodeState::kCordoned);
+  EXPECT_EQ(next.nodes[0].state_cause, NodeStateCause::kHealth);
+  EXPECT_EQ(next.nodes[1].state, NodeState::kDraining);
+  EXPECT_EQ(next.nodes[1].state_cause, NodeStateCause::kMaintenance);
+  EXPECT_EQ(next.nodes[2].state, NodeState::kReady);
+  EXPECT_EQ(next.nodes[2].state_cause, NodeStateCause::kHost);
+  EXPECT_EQ(next.nodes[3].state, NodeState::kCordoned);
+  EXPECT_EQ(next.nodes[3].state_cause, NodeStateCause::kDiagnostic);
+  EXPECT_TRUE(ValidateSnapshot(next).ok());
+
+  decisions.node_actions.push_back({"n9", NodeAction::kCordon, "", 0});
+  next = snapshot;
+  const absl::Status status = ApplyDecisions(decisions, next);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(status.message(), "node_actions[n9]: no such node in the snapshot");
+  EXPECT_EQ(next.nodes[0].state, NodeState::kReady);  // unchanged
+}
+
 }  // namespace
 }  // namespace gpupool

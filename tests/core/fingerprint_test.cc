@@ -43,52 +43,75 @@ constexpr size_t AggregateMemberCount() {
 
 // Leaf fields of Policy: its own, with the option structs counted by their members.
 constexpr size_t kPolicyLeafFields =
-    AggregateMemberCount<Policy>() - 4 + AggregateMemberCount<FairShareOptions>() +
-    AggregateMemberCount<SpotOptions>() + AggregateMemberCount<PreemptionOptions>() +
-    AggregateMemberCount<Budgets>();
+    AggregateMemberCount<Policy>() - 8 + AggregateMemberCount<FairShareOptions>() +
+    AggregateMemberCount<PreemptionOptions>() + AggregateMemberCount<Budgets>() +
+    AggregateMemberCount<BackfillOptions>() + AggregateMemberCount<ConsolidationOptions>() +
+    AggregateMemberCount<HealthOptions>() + AggregateMemberCount<MaintenanceOptions>() +
+    AggregateMemberCount<SpotOptions>();
 
 // One change per Policy field, each to a valid value other than the default.
 const std::vector<std::pair<std::string, std::function<void(Policy&)>>>& FieldMutators() {
-  static const auto* const kMutators =
-      new std::vector<std::pair<std::string, std::function<void(Policy&)>>>{
-          {"name", [](Policy& p) { p.name = "other"; }},
-          {"version", [](Policy& p) { p.version = 2; }},
-          {"placement", [](Policy& p) { p.placement = PlacementStrategy::kSpread; }},
-          {"scorer", [](Policy& p) { p.scorer = MakeGpuPackingScorer(); }},
-          {"job_order", [](Policy& p) { p.job_order = JobOrder::kLeastAttainedService; }},
-          {"las_thresholds_gpu_seconds",
-           [](Policy& p) {
-             p.las_thresholds_gpu_seconds = {3250, 7201};
-           }},
-          {"starvation_bound_s", [](Policy& p) { p.starvation_bound_s = 600; }},
-          {"queue_order", [](Policy& p) { p.queue_order = QueueOrder::kFairShare; }},
-          {"fair_share.usage_half_life_s",
-           [](Policy& p) { p.fair_share.usage_half_life_s = 3600; }},
-          {"fair_share.gpu_hour_budgets",
-           [](Policy& p) { p.fair_share.gpu_hour_budgets = BudgetEnforcement::kReportOnly; }},
-          {"preemption.enabled", [](Policy& p) { p.preemption.enabled = true; }},
-          {"preemption.checkpoint_grace_s",
-           [](Policy& p) { p.preemption.checkpoint_grace_s = 30; }},
-          {"preemption.reclaim_across_queues",
-           [](Policy& p) { p.preemption.reclaim_across_queues = true; }},
-          {"preemption.reclaim_lower_priority_only",
-           [](Policy& p) { p.preemption.reclaim_lower_priority_only = true; }},
-          {"preemption.victim_order",
-           [](Policy& p) { p.preemption.victim_order = VictimOrder::kLowestPriorityFirst; }},
-          {"preemption.max_victim_lost_s", [](Policy& p) { p.preemption.max_victim_lost_s = 900; }},
-          {"preemption.min_victim_run_s", [](Policy& p) { p.preemption.min_victim_run_s = 300; }},
-          {"preemption.starving_outrank", [](Policy& p) { p.preemption.starving_outrank = false; }},
-          {"budgets.max_candidates", [](Policy& p) { p.budgets.max_candidates = 1000; }},
-          {"budgets.max_preemption_plans", [](Policy& p) { p.budgets.max_preemption_plans = 100; }},
-          {"budgets.max_counterfactual_plans",
-           [](Policy& p) { p.budgets.max_counterfactual_plans = 0; }},
-          {"headroom",
-           [](Policy& p) {
-             p.headroom = {HeadroomRule{"A100", 2, HeadroomShape::kGpus, 100, false}};
-           }},
-          {"spot.max_checkpoint_interval_s",
-           [](Policy& p) { p.spot.max_checkpoint_interval_s = 3600; }},
-      };
+  static const auto* const kMutators = new std::vector<
+      std::pair<std::string, std::function<void(Policy&)>>>{
+      {"name", [](Policy& p) { p.name = "other"; }},
+      {"version", [](Policy& p) { p.version = 2; }},
+      {"placement", [](Policy& p) { p.placement = PlacementStrategy::kSpread; }},
+      {"scorer", [](Policy& p) { p.scorer = MakeGpuPackingScorer(); }},
+      {"job_order", [](Policy& p) { p.job_order = JobOrder::kLeastAttainedService; }},
+      {"las_thresholds_gpu_seconds",
+       [](Policy& p) {
+         p.las_thresholds_gpu_seconds = {3250, 7201};
+       }},
+      {"starvation_bound_s", [](Policy& p) { p.starvation_bound_s = 600; }},
+      {"queue_order", [](Policy& p) { p.queue_order = QueueOrder::kFairShare; }},
+      {"fair_share.usage_half_life_s", [](Policy& p) { p.fair_share.usage_half_life_s = 3600; }},
+      {"fair_share.gpu_hour_budgets",
+       [](Policy& p) { p.fair_share.gpu_hour_budgets = BudgetEnforcement::kReportOnly; }},
+      {"preemption.enabled", [](Policy& p) { p.preemption.enabled = true; }},
+      {"preemption.checkpoint_grace_s", [](Policy& p) { p.preemption.checkpoint_grace_s = 30; }},
+      {"preemption.reclaim_across_queues",
+       [](Policy& p) { p.preemption.reclaim_across_queues = true; }},
+      {"preemption.reclaim_lower_priority_only",
+       [](Policy& p) { p.preemption.reclaim_lower_priority_only = true; }},
+      {"preemption.victim_order",
+       [](Policy& p) { p.preemption.victim_order = VictimOrder::kLowestPriorityFirst; }},
+      {"preemption.max_victim_lost_s", [](Policy& p) { p.preemption.max_victim_lost_s = 900; }},
+      {"preemption.min_victim_run_s", [](Policy& p) { p.preemption.min_victim_run_s = 300; }},
+      {"preemption.starving_outrank", [](Policy& p) { p.preemption.starving_outrank = false; }},
+      {"budgets.max_candidates", [](Policy& p) { p.budgets.max_candidates = 1000; }},
+      {"budgets.max_preemption_plans", [](Policy& p) { p.budgets.max_preemption_plans = 100; }},
+      {"budgets.max_counterfactual_plans",
+       [](Policy& p) { p.budgets.max_counterfactual_plans = 0; }},
+      {"backfill.enabled", [](Policy& p) { p.backfill.enabled = true; }},
+      {"backfill.reservations", [](Policy& p) { p.backfill.reservations = 2; }},
+      {"backfill.margin_s", [](Policy& p) { p.backfill.margin_s = 60; }},
+      {"backfill.overrun", [](Policy& p) { p.backfill.overrun = OverrunAction::kPreempt; }},
+      {"consolidation.enabled", [](Policy& p) { p.consolidation.enabled = true; }},
+      {"consolidation.gain_factor", [](Policy& p) { p.consolidation.gain_factor = 3; }},
+      {"consolidation.max_moves", [](Policy& p) { p.consolidation.max_moves = 4; }},
+      {"consolidation.max_plans", [](Policy& p) { p.consolidation.max_plans = 10; }},
+      {"health.enabled", [](Policy& p) { p.health.enabled = true; }},
+      {"health.xid_errors_to_cordon", [](Policy& p) { p.health.xid_errors_to_cordon = 5; }},
+      {"health.ecc_errors_to_cordon", [](Policy& p) { p.health.ecc_errors_to_cordon = 1; }},
+      {"health.diagnostic_interval_s", [](Policy& p) { p.health.diagnostic_interval_s = 86400; }},
+      {"health.diagnostic_idle_window_s",
+       [](Policy& p) { p.health.diagnostic_idle_window_s = 600; }},
+      {"health.max_diagnosing_nodes", [](Policy& p) { p.health.max_diagnosing_nodes = 2; }},
+      {"maintenance.drain_notice_s", [](Policy& p) { p.maintenance.drain_notice_s = 3600; }},
+      {"maintenance.start_without_estimate",
+       [](Policy& p) { p.maintenance.start_without_estimate = true; }},
+      {"scale",
+       [](Policy& p) {
+         p.scale.emplace();
+         p.scale->templates.push_back(NodeTemplate{"a100", MakeNode("", "A100", 8), 2, 1000000});
+       }},
+      {"headroom",
+       [](Policy& p) {
+         p.headroom = {HeadroomRule{"A100", 2, HeadroomShape::kGpus, 100, false}};
+       }},
+      {"spot.max_checkpoint_interval_s",
+       [](Policy& p) { p.spot.max_checkpoint_interval_s = 3600; }},
+  };
   return *kMutators;
 }
 

@@ -50,8 +50,9 @@ constexpr int kReportedSeeds = 5;
 Policy PolicyForSeed(uint64_t seed) {
   Policy policy;
   switch (seed % 3) {
-    case 0:
-      policy.placement = PlacementStrategy::kBestFit;
+    case 0:  // half of these seeds best-fit, half expected-waste
+      policy.placement =
+          (seed / 3) % 2 == 0 ? PlacementStrategy::kBestFit : PlacementStrategy::kExpectedWaste;
       break;
     case 1:
       policy.placement = PlacementStrategy::kFirstFit;

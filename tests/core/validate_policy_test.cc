@@ -85,6 +85,26 @@ std::vector<BadPolicy> BadPolicies() {
       {"MaxCounterfactualPlansNegative",
        [](Policy& p) { p.budgets.max_counterfactual_plans = -2000; },
        "policy.budgets.max_counterfactual_plans: must be >= 0"},
+      // --- consolidation ---
+      {"ConsolidationGainFactorZero", [](Policy& p) { p.consolidation.gain_factor = 0; },
+       "policy.consolidation.gain_factor: must be >= 1, got 0"},
+      {"ConsolidationMaxMovesZero", [](Policy& p) { p.consolidation.max_moves = 0; },
+       "policy.consolidation.max_moves: must be >= 1, got 0"},
+      {"ConsolidationMaxPlansNegative", [](Policy& p) { p.consolidation.max_plans = -1; },
+       "policy.consolidation.max_plans: must be >= 0"},
+      // --- health and maintenance ---
+      {"XidErrorsToCordonNegative", [](Policy& p) { p.health.xid_errors_to_cordon = -1; },
+       "policy.health.xid_errors_to_cordon: must be >= 0"},
+      {"EccErrorsToCordonNegative", [](Policy& p) { p.health.ecc_errors_to_cordon = -1; },
+       "policy.health.ecc_errors_to_cordon: must be >= 0"},
+      {"DiagnosticIntervalNegative", [](Policy& p) { p.health.diagnostic_interval_s = -1; },
+       "policy.health.diagnostic_interval_s: must be >= 0"},
+      {"DiagnosticIdleWindowNegative", [](Policy& p) { p.health.diagnostic_idle_window_s = -1; },
+       "policy.health.diagnostic_idle_window_s: must be >= 0"},
+      {"MaxDiagnosingNodesNegative", [](Policy& p) { p.health.max_diagnosing_nodes = -1; },
+       "policy.health.max_diagnosing_nodes: must be >= 0"},
+      {"DrainNoticeNegative", [](Policy& p) { p.maintenance.drain_notice_s = -1; },
+       "policy.maintenance.drain_notice_s: must be >= 0"},
       // --- headroom and spot ---
       {"HeadroomModelEmpty",
        [](Policy& p) {
@@ -188,7 +208,8 @@ TEST(ValidatePolicyTest, BoundaryValuesPass) {
   EXPECT_TRUE(ValidatePolicy(large).ok()) << ValidatePolicy(large);
 
   for (PlacementStrategy placement :
-       {PlacementStrategy::kBestFit, PlacementStrategy::kFirstFit, PlacementStrategy::kSpread}) {
+       {PlacementStrategy::kBestFit, PlacementStrategy::kFirstFit, PlacementStrategy::kSpread,
+        PlacementStrategy::kExpectedWaste}) {
     for (JobOrder order :
          {JobOrder::kPriorityFifo, JobOrder::kLeastAttainedService, JobOrder::kShortestRemaining}) {
       for (QueueOrder queues : {QueueOrder::kNone, QueueOrder::kFairShare}) {

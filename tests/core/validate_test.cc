@@ -344,6 +344,57 @@ std::vector<BadCase> BadCases() {
        "nodes[n1].gpus[3].island: must be >= 0"},
       {"NodeCpuNegative", [](Snapshot& s) { NodeById(s, "n3").cpu_milli = -1; }, kInvalid,
        "nodes[n3].cpu_milli: must be >= 0"},
+      // --- operations facts (docs/operations.md) ---
+      {"GpuXidErrorsNegative", [](Snapshot& s) { NodeById(s, "n1").gpus[2].xid_errors = -1; },
+       kInvalid, "nodes[n1].gpus[2].xid_errors: must be >= 0"},
+      {"GpuEccErrorsTooLarge",
+       [](Snapshot& s) { NodeById(s, "n1").gpus[2].ecc_errors = kTooLarge; }, kInvalid,
+       "nodes[n1].gpus[2].ecc_errors: 1099511627777 is above the maximum 1099511627776"},
+      {"GpuErrorsSinceNegative", [](Snapshot& s) { NodeById(s, "n1").gpus[0].errors_since = -5; },
+       kInvalid, "nodes[n1].gpus[0].errors_since: must be >= 0"},
+      {"MaintenanceStartNegative",
+       [](Snapshot& s) {
+         NodeById(s, "n2").maintenance = {{-1, 100}};
+       },
+       kInvalid, "nodes[n2].maintenance[0].start: must be >= 0"},
+      {"MaintenanceEndNotAfterStart",
+       [](Snapshot& s) {
+         NodeById(s, "n2").maintenance = {{100, 100}};
+       },
+       kInvalid, "nodes[n2].maintenance[0].end: 100 is not after the window's start 100"},
+      {"MaintenanceWindowsOverlap",
+       [](Snapshot& s) {
+         NodeById(s, "n2").maintenance = {{100, 300}, {200, 400}};
+       },
+       kInvalid,
+       "nodes[n2].maintenance[1].start: 200 is before the end 300 of the window before it "
+       "(windows must be in ascending order, without overlap)"},
+      {"MaintenanceWindowsUnsorted",
+       [](Snapshot& s) {
+         NodeById(s, "n2").maintenance = {{500, 600}, {100, 200}};
+       },
+       kInvalid,
+       "nodes[n2].maintenance[1].start: 100 is before the end 600 of the window before it "
+       "(windows must be in ascending order, without overlap)"},
+      {"LastDiagnosticTimeNegative",
+       [](Snapshot& s) {
+         NodeById(s, "n2").last_diagnostic = DiagnosticRun{-1, true};
+       },
+       kInvalid, "nodes[n2].last_diagnostic.time: must be >= 0"},
+      {"StateCauseUnknown",
+       [](Snapshot& s) {
+         NodeById(s, "n2").state = NodeState::kCordoned;
+         NodeById(s, "n2").state_cause = static_cast<NodeStateCause>(9);
+       },
+       kInvalid, "nodes[n2].state_cause: unknown value 9"},
+      {"StateCauseOnAReadyNode",
+       [](Snapshot& s) {
+         NodeById(s, "n2").state = NodeState::kReady;
+         NodeById(s, "n2").state_cause = NodeStateCause::kHealth;
+       },
+       kInconsistent,
+       "nodes[n2].state_cause: \"health\" but the node is ready (only a node the engine "
+       "cordoned or drained has a cause)"},
       {"NodeMemoryTooLarge", [](Snapshot& s) { NodeById(s, "n3").memory_mib = kTooLarge; },
        kInvalid, "nodes[n3].memory_mib: 1099511627777 is above the maximum 1099511627776"},
       {"PathLevelUnknown",

@@ -65,6 +65,7 @@ Policy PolicyFromBytes(std::string_view bytes, const Snapshot& snapshot) {
   const bool default_las = (flags & 32) == 0;
   policy.fair_share.gpu_hour_budgets =
       (flags & 64) != 0 ? BudgetEnforcement::kReportOnly : BudgetEnforcement::kEnforce;
+  policy.consolidation.enabled = (flags & 128) != 0;
 
   policy.preemption.checkpoint_grace_s = in.Int64();
   policy.preemption.max_victim_lost_s = in.Int64();

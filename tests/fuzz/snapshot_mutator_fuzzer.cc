@@ -311,7 +311,7 @@ void MutateJob(Rng& rng, Snapshot& s, Job& job) {
 }
 
 void MutateNode(Rng& rng, Snapshot& s, Node& node) {
-  switch (Pick(rng, 10)) {
+  switch (Pick(rng, 13)) {
     case 0:
       node.id = AnyName(rng, s);
       break;
@@ -330,12 +330,21 @@ void MutateNode(Rng& rng, Snapshot& s, Node& node) {
       break;
     case 3:
       if (Gpu* gpu = AnyOf(rng, node.gpus)) {
-        switch (Pick(rng, 3)) {
+        switch (Pick(rng, 6)) {
           case 0:
             gpu->index = InterestingInt32(rng, gpu->index);
             break;
           case 1:
             gpu->island = InterestingInt32(rng, gpu->island);
+            break;
+          case 2:
+            gpu->xid_errors = InterestingInt(rng, gpu->xid_errors);
+            break;
+          case 3:
+            gpu->ecc_errors = InterestingInt(rng, gpu->ecc_errors);
+            break;
+          case 4:
+            gpu->errors_since = InterestingInt(rng, gpu->errors_since.value_or(s.now));
             break;
           default:
             gpu->healthy = !gpu->healthy;
@@ -357,6 +366,28 @@ void MutateNode(Rng& rng, Snapshot& s, Node& node) {
       } else {
         node.owner_queues.pop_back();
       }
+      break;
+    case 9:
+      // Maintenance windows: around now, sometimes out of order, overlapping or empty.
+      if (Coin(rng) || node.maintenance.empty()) {
+        const int64_t start = InterestingInt(rng, s.now);
+        node.maintenance.push_back({start, Coin(rng)
+                                               ? start + 1 + static_cast<int64_t>(Pick(rng, 5000))
+                                               : InterestingInt(rng, start)});
+      } else {
+        node.maintenance.erase(node.maintenance.begin() +
+                               static_cast<ptrdiff_t>(Pick(rng, node.maintenance.size())));
+      }
+      break;
+    case 10:
+      if (Coin(rng)) {
+        node.last_diagnostic = DiagnosticRun{InterestingInt(rng, s.now), Coin(rng)};
+      } else {
+        node.last_diagnostic.reset();
+      }
+      break;
+    case 11:
+      node.state_cause = static_cast<NodeStateCause>(Pick(rng, 5));
       break;
     case 8:
       if (Coin(rng) || node.path.empty()) {

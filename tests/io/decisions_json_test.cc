@@ -177,7 +177,7 @@ TEST(DecisionsJsonTest, EveryPendingReasonRoundTrips) {
        {PendingReason::kNoAllowedGpuModel, PendingReason::kNodeRestrictions,
         PendingReason::kNeverFits, PendingReason::kInsufficientCapacity,
         PendingReason::kFragmentation, PendingReason::kTopology, PendingReason::kQueueLimit,
-        PendingReason::kBudgetExhausted, PendingReason::kHeadroom}) {
+        PendingReason::kBudgetExhausted, PendingReason::kMaintenance, PendingReason::kHeadroom}) {
     Decisions d;
     PendingDecision pending;
     pending.job = "j";
@@ -189,6 +189,30 @@ TEST(DecisionsJsonTest, EveryPendingReasonRoundTrips) {
   }
 }
 
+TEST(DecisionsJsonTest, NodeActionsRoundTripAndAreOmittedWhenEmpty) {
+  EXPECT_EQ(DecisionsToJson(Decisions()).find("node_actions"), std::string::npos);
+  Decisions d;
+  d.node_actions = {{"n1", NodeAction::kCordon, "GPU 1 has 5 XID errors (threshold 5)", 0},
+                    {"n2", NodeAction::kDrain, "maintenance window", 4000},
+                    {"n3", NodeAction::kUncordon, "passes", 0},
+                    {"n4", NodeAction::kDiagnose, "idle", 100}};
+  const std::string text = DecisionsToJson(d);
+  EXPECT_NE(text.find(R"("action": "diagnose")"), std::string::npos) << text;
+  absl::StatusOr<Decisions> parsed = ParseDecisions(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->node_actions.size(), 4u);
+  EXPECT_EQ(parsed->node_actions[0].reason, "GPU 1 has 5 XID errors (threshold 5)");
+  EXPECT_EQ(parsed->node_actions[1].action, NodeAction::kDrain);
+  EXPECT_EQ(parsed->node_actions[1].expected_empty_time, 4000);
+  EXPECT_EQ(parsed->node_actions[3].expected_empty_time, 100);
+  EXPECT_EQ(DecisionsToJson(*parsed), text);
+  EXPECT_EQ(ParseDecisions(R"({"node_actions": [{"node": "n1", "action": "reboot"}]})")
+                .status()
+                .message(),
+            "node_actions[0].action: unknown value \"reboot\" (expected cordon, drain, "
+            "uncordon, diagnose)");
+}
+
 TEST(DecisionsJsonTest, Errors) {
   struct Case {
     const char* json;
@@ -198,7 +222,7 @@ TEST(DecisionsJsonTest, Errors) {
       {R"({"pending": [{"job": "j", "reason": "capacity"}]})",
        "pending[0].reason: unknown value \"capacity\" (expected no-allowed-gpu-model, "
        "node-restrictions, never-fits, insufficient-capacity, fragmentation, topology, "
-       "queue-limit, budget-exhausted, headroom)"},
+       "queue-limit, budget-exhausted, maintenance, headroom)"},
       {R"({"pending": [{"job": "j"}]})", "pending[0]: missing required field \"reason\""},
       {R"({"starts": [{"placements": []}]})", "starts[0]: missing required field \"job\""},
       {R"({"starts": [{"job": "j", "placements": [{"group": "g", "node": "n", "gpus": 0}]}]})",
@@ -236,6 +260,14 @@ TEST(PolicyJsonTest, CanonicalBytesOfTheDefaultPolicy) {
 )");
 }
 
+// "expected-waste" reads, and writes back under the same name.
+TEST(PolicyJsonTest, ExpectedWastePlacementRoundTrips) {
+  absl::StatusOr<Policy> policy = ParsePolicy(R"({"placement": "expected-waste"})");
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  EXPECT_EQ(policy->placement, PlacementStrategy::kExpectedWaste);
+  EXPECT_NE(PolicyToJson(*policy).find(R"("placement": "expected-waste")"), std::string::npos);
+}
+
 TEST(PolicyJsonTest, OmittedKeysKeepTheDefaults) {
   absl::StatusOr<Policy> policy = ParsePolicy(R"({"placement": "spread"})");
   ASSERT_TRUE(policy.ok()) << policy.status();
@@ -271,6 +303,8 @@ TEST(PolicyJsonTest, RoundTrip) {
   p.preemption.reclaim_across_queues = true;
   p.preemption.victim_order = VictimOrder::kLowestPriorityFirst;
   p.fair_share.usage_half_life_s = 86400;
+  p.health = {true, 5, 1, 86400, 600, 2};
+  p.maintenance = {3600, true};
   absl::StatusOr<Policy> parsed = ParsePolicy(PolicyToJson(p));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->name, "experiment");
@@ -288,6 +322,14 @@ TEST(PolicyJsonTest, RoundTrip) {
   EXPECT_TRUE(parsed->preemption.reclaim_across_queues);
   EXPECT_EQ(parsed->preemption.victim_order, VictimOrder::kLowestPriorityFirst);
   EXPECT_EQ(parsed->fair_share.usage_half_life_s, 86400);
+  EXPECT_TRUE(parsed->health.enabled);
+  EXPECT_EQ(parsed->health.xid_errors_to_cordon, 5);
+  EXPECT_EQ(parsed->health.ecc_errors_to_cordon, 1);
+  EXPECT_EQ(parsed->health.diagnostic_interval_s, 86400);
+  EXPECT_EQ(parsed->health.diagnostic_idle_window_s, 600);
+  EXPECT_EQ(parsed->health.max_diagnosing_nodes, 2);
+  EXPECT_EQ(parsed->maintenance.drain_notice_s, 3600);
+  EXPECT_TRUE(parsed->maintenance.start_without_estimate);
   EXPECT_EQ(PolicyToJson(*parsed), PolicyToJson(p));
 }
 
@@ -301,7 +343,8 @@ TEST(PolicyJsonTest, Errors) {
        "scorer: a placement scorer is host code and cannot be set in a policy file (use "
        "\"placement\")"},
       {R"({"placement": "worst-fit"})",
-       "placement: unknown value \"worst-fit\" (expected best-fit, first-fit, spread)"},
+       "placement: unknown value \"worst-fit\" (expected best-fit, first-fit, spread, "
+       "expected-waste)"},
       {R"({"job_order": "fifo"})",
        "job_order: unknown value \"fifo\" (expected priority-fifo, las, shortest-remaining)"},
       {R"({"queue_order": "drf"})",
@@ -316,6 +359,11 @@ TEST(PolicyJsonTest, Errors) {
        "preemption.victim_order: unknown value \"oldest-first\" (expected cheapest-first, "
        "lowest-priority-first)"},
       {R"({"fair_share": {"half_life": 5}})", "fair_share.half_life: unknown field"},
+      {R"({"consolidation": {"gain_factor": "2"}})",
+       "consolidation.gain_factor: expected an integer"},
+      {R"({"consolidation": {"factor": 2}})", "consolidation.factor: unknown field"},
+      {R"({"consolidation": {"enabled": 1}})", "consolidation.enabled: expected true or false"},
+      {R"({"consolidation": []})", "consolidation: expected an object"},
       {R"({"version": 4294967296})", "version: integer out of range (must fit in 32 bits)"},
       {R"({"name": "a", "name": "b"})", "name: duplicate field"},
       {R"("default")", "(root): expected an object"},
@@ -431,6 +479,67 @@ TEST(DecisionsJsonTest, HeadroomReportRoundTrips) {
   EXPECT_EQ(r.shortfall, 1);
   EXPECT_EQ(r.detail, "urgent work left 0 free");
   EXPECT_EQ(DecisionsToJson(*parsed), json);
+}
+
+// A consolidation's Migrate carries for_job and the lost work; the counters migrations and
+// consolidation_plans are written only when not 0 (so output without consolidation is unchanged).
+TEST(DecisionsJsonTest, ConsolidationRoundTrips) {
+  Decisions d;
+  d.migrations.push_back(MigrateDecision{"a",
+                                         {ReplicaPlacement{"main", 0, "n1", {0, 1}, 1000}},
+                                         {ReplicaPlacement{"main", 0, "n2", {2, 3}, 1000}},
+                                         "gang",
+                                         320000});
+  d.counters.migrations = 1;
+  d.counters.consolidation_plans = 4;
+  const std::string json = DecisionsToJson(d);
+  EXPECT_NE(json.find(R"("for_job": "gang",
+      "lost_milli_gpu_seconds": 320000)"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"("migrations": 1,
+    "consolidation_plans": 4,)"),
+            std::string::npos)
+      << json;
+  absl::StatusOr<Decisions> parsed = ParseDecisions(json);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->migrations.size(), 1u);
+  EXPECT_EQ(parsed->migrations[0].for_job, "gang");
+  EXPECT_EQ(parsed->migrations[0].lost_milli_gpu_seconds, 320000);
+  EXPECT_EQ(parsed->migrations[0].to, d.migrations[0].to);
+  EXPECT_EQ(parsed->counters.migrations, 1);
+  EXPECT_EQ(parsed->counters.consolidation_plans, 4);
+  EXPECT_EQ(DecisionsToJson(*parsed), json);
+
+  EXPECT_EQ(DecisionsToJson(Decisions{}).find("consolidation_plans"), std::string::npos);
+}
+
+// The consolidation block is written only when it is not the default, and read back.
+TEST(PolicyJsonTest, ConsolidationRoundTrips) {
+  EXPECT_EQ(PolicyToJson(Policy{}).find("consolidation"), std::string::npos);
+  Policy p;
+  p.consolidation.enabled = true;
+  p.consolidation.gain_factor = 3;
+  p.consolidation.max_moves = 4;
+  p.consolidation.max_plans = 100;
+  const std::string json = PolicyToJson(p);
+  EXPECT_NE(
+      json.find(
+          R"("consolidation": {"enabled": true, "gain_factor": 3, "max_moves": 4, "max_plans": 100})"),
+      std::string::npos)
+      << json;
+  absl::StatusOr<Policy> parsed = ParsePolicy(json);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->consolidation.enabled);
+  EXPECT_EQ(parsed->consolidation.gain_factor, 3);
+  EXPECT_EQ(parsed->consolidation.max_moves, 4);
+  EXPECT_EQ(parsed->consolidation.max_plans, 100);
+  EXPECT_EQ(PolicyToJson(*parsed), json);
+
+  absl::StatusOr<Policy> partial = ParsePolicy(R"({"consolidation": {"enabled": true}})");
+  ASSERT_TRUE(partial.ok()) << partial.status();
+  EXPECT_TRUE(partial->consolidation.enabled);
+  EXPECT_EQ(partial->consolidation.gain_factor, ConsolidationOptions{}.gain_factor);
 }
 
 }  // namespace

@@ -31,6 +31,12 @@ Snapshot EveryFieldSnapshot() {
   n.labels = {{"zone", "eu \"west\"\n"}, {"kind", "dgx"}};
   n.state = NodeState::kDraining;
   n.owner_queues = {"research", "prod"};
+  n.gpus[2].xid_errors = 3;
+  n.gpus[2].ecc_errors = 1;
+  n.gpus[2].errors_since = 1699990000;
+  n.maintenance = {{1700003600, 1700007200}, {1700100000, 1700200000}};
+  n.last_diagnostic = DiagnosticRun{1699900000, false};
+  n.state_cause = NodeStateCause::kMaintenance;
   s.nodes.push_back(n);
   Queue q;
   q.id = "team";
@@ -98,6 +104,13 @@ TEST(SnapshotJsonTest, EveryFieldSurvivesARoundTrip) {
   EXPECT_EQ(n.labels, original.nodes[0].labels);
   EXPECT_EQ(n.state, NodeState::kDraining);
   EXPECT_EQ(n.owner_queues, original.nodes[0].owner_queues);
+  EXPECT_EQ(n.gpus[2].xid_errors, 3);
+  EXPECT_EQ(n.gpus[2].ecc_errors, 1);
+  EXPECT_EQ(n.gpus[2].errors_since, 1699990000);
+  EXPECT_EQ(n.gpus[0].errors_since, std::nullopt);
+  EXPECT_EQ(n.maintenance, original.nodes[0].maintenance);
+  EXPECT_EQ(n.last_diagnostic, (DiagnosticRun{1699900000, false}));
+  EXPECT_EQ(n.state_cause, NodeStateCause::kMaintenance);
 
   ASSERT_EQ(s.queues.size(), 1u);
   const Queue& q = s.queues[0];

@@ -209,6 +209,10 @@ std::string DecisionsToText(const Decisions& d) {
         fmt::format("reserve {} on {} at {}\n", r.job, fmt::join(r.nodes, ","), r.expected_start);
   }
   for (const PendingDecision& p : d.pending) out += PendingText(p) + "\n";
+  for (const NodeActionDecision& a : d.node_actions) {
+    out += fmt::format("node {} {} empty_at={} reason={}\n", a.node, NodeActionName(a.action),
+                       a.expected_empty_time, a.reason);
+  }
   const Counters& c = d.counters;
   out += fmt::format(
       "counters considered={} started={} candidates={} rolled_back={} equivalence={} "

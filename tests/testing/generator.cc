@@ -332,6 +332,33 @@ std::vector<Gpu> MakeGpus(Rng& rng, int32_t count, int32_t unhealthy_per_mille) 
 
 }  // namespace
 
+void AddOperationsFacts(Snapshot& snapshot, uint64_t seed) {
+  Rng rng(seed ^ 0x6f70732d66616374ULL);  // "ops-fact"
+  const int64_t now = snapshot.now;
+  for (Node& node : snapshot.nodes) {
+    if (!node.gpus.empty() && rng.Percent(25)) {
+      Gpu& gpu = node.gpus[rng.UniformInt(0, static_cast<int64_t>(node.gpus.size()) - 1)];
+      gpu.xid_errors = rng.UniformInt(0, 8);
+      gpu.ecc_errors = rng.UniformInt(0, 1);
+      if (rng.Percent(50)) gpu.errors_since = rng.UniformInt(0, now);
+    }
+    if (rng.Percent(35))
+      node.last_diagnostic = DiagnosticRun{rng.UniformInt(0, now), rng.Percent(85)};
+    if (rng.Percent(35)) {
+      int64_t start = std::max<int64_t>(0, now + rng.UniformInt(-6'000, 20'000));
+      const int windows = static_cast<int>(rng.UniformInt(1, 2));
+      for (int w = 0; w < windows; ++w) {
+        const int64_t end = start + rng.UniformInt(1, 10'000);
+        node.maintenance.push_back(MaintenanceWindow{start, end});
+        start = end + rng.UniformInt(0, 5'000);
+      }
+    }
+    if (node.state != NodeState::kReady && rng.Percent(40)) {
+      node.state_cause = static_cast<NodeStateCause>(rng.UniformInt(1, 3));
+    }
+  }
+}
+
 Snapshot GenerateRandomSnapshot(uint64_t seed) {
   Rng rng(seed);
   Snapshot snapshot;

@@ -81,6 +81,12 @@ class WeightedPicker {
 // domain).
 Snapshot GenerateRandomSnapshot(uint64_t seed);
 
+// Adds the operations facts of docs/operations.md to a valid snapshot, from its own seeded
+// stream (so GenerateRandomSnapshot's snapshots stay as they are): on some nodes XID and ECC
+// error counts on one GPU, a last diagnostic (passed or failed, at or before now), one or two
+// maintenance windows (some in progress, some ahead, some over), and on some non-ready nodes an
+// engine state cause. The snapshot stays valid.
+void AddOperationsFacts(Snapshot& snapshot, uint64_t seed);
 // Pool operations on top of a random snapshot (docs/operations.md), from a sub-seed of `seed`
 // so that GenerateRandomSnapshot(seed) itself is unchanged: about 20% of the GPU nodes become
 // spot nodes, a third of those being reclaimed (half of them with a deadline 0-300 s away);

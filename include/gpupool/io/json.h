@@ -41,6 +41,7 @@
 
 #include "absl/status/statusor.h"
 #include "gpupool/decisions.h"
+#include "gpupool/drain_plan.h"
 #include "gpupool/policy.h"
 #include "gpupool/snapshot.h"
 
@@ -78,6 +79,10 @@ std::string PolicyToJson(const Policy& policy);
 // Canonical JSON of decisions, lists in the order given (Schedule() sorts them by job id).
 // Byte-for-byte stable: the golden tests compare it exactly.
 std::string DecisionsToJson(const Decisions& decisions);
+
+// Canonical JSON of a drain plan (drain_plan.h), as `gpupool drain --json` prints it
+// (docs/cli.md).
+std::string DrainPlanToJson(const DrainPlan& plan);
 
 }  // namespace gpupool::io
 

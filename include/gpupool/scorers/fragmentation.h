@@ -42,10 +42,13 @@ class TaskClassTable {
   // requests[i] on any of models[i] (empty: any model). With `coverage_percent` below 100 only
   // the most popular classes are kept, the fewest whose pods make up at least that share of all
   // pods (FGD keeps 95%), and popularity is renormalised over them. With `with_memory`, memory is
-  // part of a class (and of TaskClass::request) too.
+  // part of a class (and of TaskClass::request) too. With `counts` (parallel to `requests`,
+  // each >= 1), entry i stands for counts[i] identical pods (a group's replicas, say); empty:
+  // one pod each.
   static TaskClassTable FromPods(std::span<const ResourceRequest> requests,
                                  std::span<const std::vector<std::string>> models,
-                                 int coverage_percent = 100, bool with_memory = false);
+                                 int coverage_percent = 100, bool with_memory = false,
+                                 std::span<const int64_t> counts = {});
 
   const std::vector<TaskClass>& classes() const { return classes_; }
   // Sum of the counts of the kept classes (0 for an empty table).

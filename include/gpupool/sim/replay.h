@@ -66,6 +66,47 @@ struct ReplayQueue {
   std::optional<int64_t> budget_milli_gpu_seconds;
 };
 
+// A failure put into the replay at a known time (ReplayFailures::injected): GPU `gpu` of node
+// `node` (indices: node 3 is "n003"), or the whole node when `gpu` is -1.
+struct ReplayInjectedFailure {
+  int64_t time = 0;
+  int32_t node = 0;
+  int32_t gpu = -1;
+};
+
+// GPU and node failures with repairs (docs/replay.md, "Failures and repairs"). Off by default:
+// both rates 0 and nothing injected, and then the replay is exactly what it is without this.
+//
+// Failures of GPUs and of whole nodes are two Poisson processes over the pool, drawn in integer
+// seconds from `seed` (one stream each) and independent of the jobs. A failure drawn for a GPU
+// or node already under repair is dropped, so the rates apply to the GPUs and nodes in service.
+// A failed GPU is unhealthy, a failed node down, in every snapshot the engine sees until its
+// repair, exactly `repair_s` seconds later. The jobs on it stop at once, keep the work of their
+// last checkpoint, wait again and pay restore_time_s when they restart.
+struct ReplayFailures {
+  // Failures per 1,000,000 GPU-days of GPUs in service (1,000 x the CLI's --failures, which is
+  // per 1,000 GPU-days), in [0, 100,000]. 0: no GPU failures.
+  int64_t gpu_per_million_gpu_days = 0;
+  // Whole-node failures per 1,000,000 node-days of nodes in service, in [0, 100,000].
+  int64_t node_per_million_node_days = 0;
+  // Every repair (of a GPU or a node) takes exactly this long, in (0, 8,760 h].
+  int64_t repair_s = 86400;
+  uint64_t seed = 1;
+  // Failures at known times, in addition to the random ones (each time >= the first arrival).
+  std::vector<ReplayInjectedFailure> injected;
+
+  bool enabled() const {
+    return gpu_per_million_gpu_days > 0 || node_per_million_node_days > 0 || !injected.empty();
+  }
+};
+
+// The rates `--failures published` stands for (docs/replay.md cites and derives them): GPU
+// failures per 1,000,000 GPU-days and node failures per 1,000,000 node-days, from Meta's Llama 3
+// report (16,384 H100 GPUs, 54 days), and the repair time of a pool with spares on site.
+inline constexpr int64_t kPublishedGpuFailuresPerMillionGpuDays = 303;
+inline constexpr int64_t kPublishedNodeFailuresPerMillionNodeDays = 479;
+inline constexpr int64_t kPublishedRepairS = 86400;
+
 struct ReplayOptions {
   ReplayPool pool;
   // The engine policy for every cycle.
@@ -94,6 +135,8 @@ struct ReplayOptions {
   // arrival rounded down to a multiple of 86,400) and follow each other; at the start of each
   // one every queue's budget_used_milli_gpu_seconds starts again from 0. One week by default.
   int64_t budget_period_s = 7 * 86400;
+  // GPU and node failures and their repairs; none by default.
+  ReplayFailures failures;
 };
 
 // The options of a named replay policy: "fifo", "las", "las-free" or "default" (docs/replay.md
@@ -151,6 +194,23 @@ struct ReplayMetrics {
   // Schedule() calls made.
   int64_t cycles = 0;
   std::vector<QueueMetrics> queues;
+  // Failures and repairs (ReplayOptions::failures); all 0 and `failures_on` false without them.
+  bool failures_on = false;
+  // The failure model the run used (rates per 1,000,000 unit-days, repair seconds, seed).
+  ReplayFailures failure_model;
+  // GPU and node failures that happened (drawn or injected, not dropped), and job runs they
+  // stopped.
+  int64_t gpu_failures = 0;
+  int64_t node_failures = 0;
+  int64_t failure_stops = 0;
+  // GPUs x (work lost since the last checkpoint + restore time) over the runs failures stopped,
+  // in hours (the preemption metric's definition).
+  double gpu_hours_lost_to_failures = 0;
+  // Integrals up to the last completion of the GPUs out of service (a failed GPU, or any GPU of
+  // a failed node, counted once) and of the nodes down, in hours. GPUs under repair stay in the
+  // pool's capacity: they are idle in the ledger and in `utilization`.
+  double gpu_hours_under_repair = 0;
+  double node_hours_under_repair = 0;
 };
 
 // Per-job outcome, in input order.
@@ -160,6 +220,8 @@ struct JobOutcome {
   int64_t completion = -1;
   int64_t pending_s = 0;
   int32_t preemptions = 0;
+  // Runs stopped by a failure of a GPU or node it ran on.
+  int32_t failures = 0;
   // completion - submit (-1 when unschedulable).
   int64_t jct_s = -1;
 };
@@ -223,7 +285,7 @@ struct ReplayResult {
   // The GPU-time ledger of the replay (docs/accounting.md), from the first arrival to the last
   // completion, with series buckets of series_bucket_s: per queue busy time split into
   // productive work, work lost to preemption and restore time, within its guarantee or
-  // borrowed. No failures in this replay: lost_to_failure is 0.
+  // borrowed. Work lost to failures (ReplayOptions::failures) is lost_to_failure, 0 without them.
   LedgerReport ledger;
 };
 
@@ -231,7 +293,10 @@ struct ReplayResult {
 // can run has completed. Errors: InvalidArgument for a job with no GPUs or a negative duration,
 // and for options.queues naming a cluster twice or one the jobs do not contain, bad labels
 // (the snapshot's rules, "queues[6214e9].labels[]: key must not be empty") or a budget out of
-// [0, 2^40], or budget_period_s <= 0; Internal if Schedule() or applying its decisions fails
+// [0, 2^40], or budget_period_s <= 0, and for a failure model out of range (rates, repair_s,
+// an injected failure before the first arrival or outside the pool, checkpoint_interval_s <= 0
+// with failures on, or a rack's mean GPUs under repair above 4; docs/replay.md says why);
+// Internal if Schedule() or applying its decisions fails
 // (a bug). Cost: one Schedule() call per
 // distinct event second where something changed, each about linear in the jobs present.
 absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
@@ -245,7 +310,9 @@ std::string ReplayBudgetsToJson(const ReplayBudgets& budgets);
 // The metrics as one JSON object: jct_mean_s, jct_p50_s, jct_p99_s, queue_delay_mean_s,
 // queue_delay_p99_s, makespan_s, utilization, preemptions, gpu_hours_lost_to_preemption,
 // jain_fairness, max_wait_s, plus policy, jobs, jobs_completed, jobs_unschedulable, cycles and
-// "queues" (per-queue share received versus entitlement), one member per line. Written by
+// "queues" (per-queue share received versus entitlement), one member per line; with failures
+// on, a "failures" object too (the model and the failure metrics; absent without failures, so
+// that output is what it was before failures existed). Written by
 // gpupool::io's JSON writer: names are escaped, so any policy or queue name round-trips through
 // a JSON parser; numbers have a fixed number of decimals per key, and one that is not finite is
 // null. Deterministic: the same metrics give the same bytes.

@@ -15,12 +15,14 @@ using ClassKey = std::tuple<int64_t, int64_t, int64_t, std::vector<std::string>>
 
 TaskClassTable TaskClassTable::FromPods(std::span<const ResourceRequest> requests,
                                         std::span<const std::vector<std::string>> models,
-                                        int coverage_percent, bool with_memory) {
+                                        int coverage_percent, bool with_memory,
+                                        std::span<const int64_t> counts_per_entry) {
   std::map<ClassKey, int64_t> counts;
   for (size_t i = 0; i < requests.size(); ++i) {
     std::vector<std::string> m = i < models.size() ? models[i] : std::vector<std::string>{};
     const int64_t memory = with_memory ? requests[i].memory_mib : 0;
-    counts[{requests[i].cpu_milli, requests[i].gpu_milli, memory, std::move(m)}] += 1;
+    counts[{requests[i].cpu_milli, requests[i].gpu_milli, memory, std::move(m)}] +=
+        i < counts_per_entry.size() ? counts_per_entry[i] : 1;
   }
   TaskClassTable table;
   for (const auto& [key, count] : counts) {

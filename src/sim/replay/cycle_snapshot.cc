@@ -84,6 +84,12 @@ void CycleSnapshot::SetBudgetUsed(const std::vector<int64_t>& used) {
   }
 }
 
+void CycleSnapshot::UpdateNode(int32_t node, const PoolHealth& health) {
+  Node& n = snapshot_.nodes[static_cast<size_t>(node)];
+  n.state = health.NodeDown(node) ? NodeState::kDown : NodeState::kReady;
+  for (Gpu& gpu : n.gpus) gpu.healthy = !health.GpuFailed(node, gpu.index);
+}
+
 bool CycleSnapshot::WorthScheduling(const RunState& state) const {
   if (state.pending().empty()) return false;
   if (state.free_gpus() <= 0 && !options_.policy.preemption.enabled) return false;

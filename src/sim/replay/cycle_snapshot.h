@@ -25,6 +25,7 @@
 #include "gpupool/job.h"
 #include "gpupool/sim/replay.h"
 #include "gpupool/snapshot.h"
+#include "sim/replay/pool_events.h"
 #include "sim/replay/run_state.h"
 #include "sim/replay/tenants.h"
 
@@ -42,6 +43,9 @@ class CycleSnapshot {
   // What each tenant used of its budget this period (BudgetTracker::Used), for the queues of
   // the next snapshots; nothing under the single-queue mode, whose one queue is no tenant's.
   void SetBudgetUsed(const std::vector<int64_t>& used);
+  // Node `node`'s state and GPUs' health from now on: down when it has failed, a GPU unhealthy
+  // when it has (PoolHealth).
+  void UpdateNode(int32_t node, const PoolHealth& health);
   // The snapshot at `now`. Valid until the next call.
   const Snapshot& Build(int64_t now, const RunState& state);
 

@@ -24,6 +24,9 @@ int64_t ReplayEvents::NextTime(int64_t last_time, bool jobs_waiting) const {
   int64_t t = std::numeric_limits<int64_t>::max();
   if (next_arrival_ < arrivals_.size()) t = arrivals_[next_arrival_].first;
   if (!completions_.empty()) t = std::min(t, completions_.begin()->first);
+  if (pool_ != nullptr) {
+    if (std::optional<int64_t> p = pool_->NextTime()) t = std::min(t, *p);
+  }
   if (wake_up_every_s_ > 0 && jobs_waiting && last_cycle_ != kNever) {
     t = std::min(t, std::max(last_time + 1, last_cycle_ + wake_up_every_s_));
   }

@@ -7,8 +7,12 @@
 //     event, so a policy that waits for victims to checkpoint needs them).
 // Time never goes backwards: a wake-up is at least one second after the last event handled.
 //
-// Not API: one of the parts RunReplay() (replay.cc) is built from. A new kind of event (a node
-// failing, a checkpoint) is a new queue here and a new handler in the driver.
+//   - pool events (pool_events.h): failures and repairs of GPUs and nodes, handled after the
+//     completions and before the arrivals of their second.
+//
+// Not API: one of the parts RunReplay() (replay.cc) is built from. A new kind of event (a
+// checkpoint) is a new queue here and a new handler in the driver; a new kind of pool event (a
+// node going down for maintenance, a node added) is a new kind in pool_events.h.
 #ifndef GPUPOOL_SRC_SIM_REPLAY_EVENTS_H_
 #define GPUPOOL_SRC_SIM_REPLAY_EVENTS_H_
 
@@ -19,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/replay/pool_events.h"
 #include "sim/replay/run_state.h"
 
 namespace gpupool::sim::internal {
@@ -29,12 +34,19 @@ class ReplayEvents {
   // seconds (0: none).
   ReplayEvents(const RunState& state, int64_t wake_up_every_s);
 
-  // True while an arrival or a completion is due. Wake-ups alone do not keep the replay going.
-  bool HasMore() const { return next_arrival_ < arrivals_.size() || !completions_.empty(); }
+  // True while an arrival or a completion is due, or while jobs wait (`jobs_waiting`) and a
+  // repair is due that may let them start. Wake-ups and failures alone do not keep the replay
+  // going.
+  bool HasMore(bool jobs_waiting) const {
+    return next_arrival_ < arrivals_.size() || !completions_.empty() ||
+           (jobs_waiting && pool_ != nullptr && pool_->RepairPending());
+  }
+  // Pool events come from `pool` (which must outlive this object) from now on.
+  void SetPoolEvents(PoolEvents* pool) { pool_ = pool; }
   // The submit time of the first arrival (0 when there is none).
   int64_t FirstArrivalTime() const { return first_arrival_time_; }
   // The time of the next event after `last_time` (the last event handled); wake-ups count only
-  // when `jobs_waiting`. Requires HasMore().
+  // when `jobs_waiting`. Requires HasMore(jobs_waiting).
   int64_t NextTime(int64_t last_time, bool jobs_waiting) const;
 
   // The next completion or arrival due at `t`, removed from the queue; none when no more are.
@@ -56,6 +68,7 @@ class ReplayEvents {
   std::set<std::pair<int64_t, int32_t>> completions_;  // (time, job)
   int64_t wake_up_every_s_;
   int64_t last_cycle_ = kNever;
+  PoolEvents* pool_ = nullptr;
 };
 
 }  // namespace gpupool::sim::internal

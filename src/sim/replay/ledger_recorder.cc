@@ -65,6 +65,12 @@ absl::Status LedgerRecorder::Completed(int32_t i, int64_t now) {
   return Internal(ledger_.Finish(now, JobId(i)));
 }
 
+absl::Status LedgerRecorder::Failed(int32_t i, int64_t now,
+                                    std::optional<int64_t> last_checkpoint) {
+  return Internal(
+      ledger_.Fail(now, JobId(i), last_checkpoint.value_or(std::numeric_limits<int64_t>::min())));
+}
+
 absl::Status LedgerRecorder::AdvanceTo(int64_t now) { return Internal(ledger_.AdvanceTo(now)); }
 
 int64_t LedgerRecorder::Busy(int32_t q) const {

@@ -45,6 +45,9 @@ class LedgerRecorder {
   absl::Status Preempted(int32_t i, int64_t now, std::optional<int64_t> last_checkpoint,
                          int32_t for_job);
   absl::Status Completed(int32_t i, int64_t now);
+  // Job `i` is stopped at `now` by a failure of a GPU or node it runs on, its last checkpoint
+  // at `last_checkpoint` (CheckpointModel::FailureCheckpointTime; none: no checkpoint).
+  absl::Status Failed(int32_t i, int64_t now, std::optional<int64_t> last_checkpoint);
   // Moves the ledger's time to `now` (>= every event so far).
   absl::Status AdvanceTo(int64_t now);
   // The busy milli-GPU-seconds of tenant `q`'s jobs from the start to the ledger's time.

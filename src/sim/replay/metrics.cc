@@ -64,6 +64,8 @@ MetricsRecorder::MetricsRecorder(const ReplayOptions& options, const Tenants& te
   result_.jobs.resize(num_jobs);
   result_.metrics.policy = options.policy.name;
   result_.metrics.jobs = num_jobs;
+  result_.metrics.failures_on = options.failures.enabled();
+  if (result_.metrics.failures_on) result_.metrics.failure_model = options.failures;
   // Buckets start at the first arrival rounded down to a multiple of the bucket width.
   ReplaySeries& series = result_.series;
   const int64_t bucket_s = options.series_bucket_s;
@@ -76,7 +78,9 @@ MetricsRecorder::MetricsRecorder(const ReplayOptions& options, const Tenants& te
 void MetricsRecorder::AdvanceTo(int64_t t, const RunState& state) {
   if (t <= now_) return;
   const long double dt = static_cast<long double>(t - now_);
-  busy_gpu_seconds_ += dt * static_cast<long double>(total_gpus_ - state.free_gpus());
+  busy_gpu_seconds_ += dt * static_cast<long double>(state.busy_gpus());
+  repair_gpu_seconds_ += (t - now_) * state.out_of_service_gpus();
+  down_node_seconds_ += (t - now_) * state.nodes_down();
   IntegrateTenants(now_, t, state.usage_milli());
   now_ = t;
 }
@@ -120,6 +124,12 @@ void MetricsRecorder::Preempted(int32_t i, int32_t gpus, int64_t lost_s) {
   ++result_.jobs[i].preemptions;
 }
 
+void MetricsRecorder::FailureStopped(int32_t i, int32_t gpus, int64_t lost_s) {
+  failure_lost_gpu_seconds_ += int64_t{gpus} * lost_s;
+  ++result_.metrics.failure_stops;
+  ++result_.jobs[i].failures;
+}
+
 void MetricsRecorder::Completed(int32_t i, int64_t t) {
   result_.jobs[i].completion = t;
   last_completion_ = std::max(last_completion_, t);
@@ -155,6 +165,9 @@ ReplayResult MetricsRecorder::Finish(const RunState& state) && {
                       : 0;
   m.gpu_hours_lost_to_preemption = static_cast<double>(lost_gpu_seconds_ / 3600);
   m.max_wait_s = max_wait_s_;
+  m.gpu_hours_lost_to_failures = static_cast<double>(failure_lost_gpu_seconds_) / 3600;
+  m.gpu_hours_under_repair = static_cast<double>(repair_gpu_seconds_) / 3600;
+  m.node_hours_under_repair = static_cast<double>(down_node_seconds_) / 3600;
 
   // Every tenant's series gets the same number of buckets, up to the last completion.
   ReplaySeries& series = result_.series;

@@ -37,8 +37,8 @@ class MetricsRecorder {
   MetricsRecorder(const ReplayOptions& options, const Tenants& tenants, int32_t num_jobs,
                   int64_t start);
 
-  // Time moves from the previous event to `t` (>= it): integrates the GPUs held, and per
-  // tenant the GPUs held and entitled, over [previous, t).
+  // Time moves from the previous event to `t` (>= it): integrates the GPUs held, the GPUs and
+  // nodes out of service, and per tenant the GPUs held and entitled, over [previous, t).
   void AdvanceTo(int64_t t, const RunState& state);
   // The tenants' entitlements from now on, from the demand of `state`.
   void UpdateEntitlements(const RunState& state);
@@ -49,6 +49,12 @@ class MetricsRecorder {
   // checkpoint plus the restore it will pay).
   void Preempted(int32_t i, int32_t gpus, int64_t lost_s);
   void Completed(int32_t i, int64_t t);
+  // Job `i`, holding `gpus`, is stopped by a failure and loses `lost_s` seconds (work since its
+  // last checkpoint plus the restore it will pay).
+  void FailureStopped(int32_t i, int32_t gpus, int64_t lost_s);
+  // A GPU / a node failed (a failure that took effect, not one dropped).
+  void GpuFailed() { ++result_.metrics.gpu_failures; }
+  void NodeFailed() { ++result_.metrics.node_failures; }
   void CycleRan() { ++result_.metrics.cycles; }
 
   // The result once no event is left.
@@ -65,6 +71,11 @@ class MetricsRecorder {
   int64_t max_wait_s_ = 0;
   long double busy_gpu_seconds_ = 0;
   long double lost_gpu_seconds_ = 0;
+  // Failures: GPU-seconds lost (work and restores), GPU-seconds out of service, node-seconds
+  // down.
+  int64_t failure_lost_gpu_seconds_ = 0;
+  int64_t repair_gpu_seconds_ = 0;
+  int64_t down_node_seconds_ = 0;
   // Per tenant, milli-GPUs entitled since the last UpdateEntitlements().
   std::vector<int64_t> entitled_milli_;
   ReplayResult result_;

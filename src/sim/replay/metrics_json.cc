@@ -2,6 +2,7 @@
 // escaped, numbers have a fixed number of decimals, the layout is the writer's.
 #include <string>
 
+#include "fmt/format.h"
 #include "gpupool/sim/replay.h"
 #include "sim/json_number.h"
 
@@ -27,6 +28,27 @@ std::string ReplayMetricsToJson(const ReplayMetrics& m) {
   DoubleField(w, "jain_fairness", m.jain_fairness, 6);
   w.IntField("max_wait_s", m.max_wait_s);
   w.IntField("cycles", m.cycles);
+  if (m.failures_on) {
+    // Only with failures on: without them the object is what it was before failures existed.
+    const ReplayFailures& f = m.failure_model;
+    w.Key("failures");
+    w.BeginObject();
+    w.Key("gpu_failures_per_1000_gpu_days");
+    w.Fixed(f.gpu_per_million_gpu_days, 3);
+    w.Key("node_failures_per_1000_node_days");
+    w.Fixed(f.node_per_million_node_days, 3);
+    w.IntField("repair_s", f.repair_s);
+    w.Key("seed");
+    w.Number(fmt::format("{}", f.seed));
+    w.IntField("injected", static_cast<int64_t>(f.injected.size()));
+    w.IntField("gpu_failures", m.gpu_failures);
+    w.IntField("node_failures", m.node_failures);
+    w.IntField("jobs_stopped", m.failure_stops);
+    DoubleField(w, "gpu_hours_lost_to_failures", m.gpu_hours_lost_to_failures, 3);
+    DoubleField(w, "gpu_hours_under_repair", m.gpu_hours_under_repair, 3);
+    DoubleField(w, "node_hours_under_repair", m.node_hours_under_repair, 3);
+    w.EndObject();
+  }
   w.Key("queues");
   w.BeginArray();
   for (const QueueMetrics& q : m.queues) {

@@ -8,14 +8,17 @@
 //                     budgets (set up once)
 //   run_state.h       every job's phase, work and service; the pool's free GPUs (the state)
 //   events.h          arrivals, completions and wake-ups, in time order (what moves the clock)
+//   pool_events.h     failures and repairs of GPUs and nodes (seeded), and the pool's health
+//   failures.h        a pool event carried out: the jobs it stops, the GPUs it takes away
 //   cycle_snapshot.h  the Snapshot the engine sees at a cycle (the state, as a host reports it)
 //   carry_out.h       the cycle's decisions carried out: preemptions, then starts
 //   metrics.h         what is measured as time passes, and the metrics at the end
 //   ledger_recorder.h the GPU-time ledger (docs/accounting.md)
 //   budgets.h         what each queue used of its GPU-hour budget, period by period
 //
-// At each event time: integrate the state since the previous event, take the completions, then
-// the arrivals, and if a cycle could change anything, schedule and carry out the decisions.
+// At each event time: integrate the state since the previous event, take the completions, the
+// pool events (repairs, then failures), then the arrivals, and if a cycle could change anything,
+// schedule and carry out the decisions.
 // Time is integer seconds; nothing ticks between events.
 #include "gpupool/sim/replay.h"
 
@@ -33,8 +36,10 @@
 #include "sim/replay/carry_out.h"
 #include "sim/replay/cycle_snapshot.h"
 #include "sim/replay/events.h"
+#include "sim/replay/failures.h"
 #include "sim/replay/ledger_recorder.h"
 #include "sim/replay/metrics.h"
+#include "sim/replay/pool_events.h"
 #include "sim/replay/run_state.h"
 #include "sim/replay/tenants.h"
 
@@ -68,9 +73,25 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
   if (!ledger.ok()) return ledger.status();
   internal::BudgetTracker budgets(*tenants, events.FirstArrivalTime(), options.budget_period_s,
                                   options.queue_mode != QueueMode::kSingleQueueLas);
+  if (absl::Status status = internal::ValidateFailures(options, events.FirstArrivalTime());
+      !status.ok()) {
+    return status;
+  }
+  internal::PoolHealth health(pool);
+  internal::PoolEvents pool_events(options, events.FirstArrivalTime());
+  if (options.failures.enabled()) events.SetPoolEvents(&pool_events);
+  const internal::PoolEventTargets pool_targets{.checkpoints = checkpoints,
+                                                .repair_s = options.failures.repair_s,
+                                                .health = health,
+                                                .pool_events = pool_events,
+                                                .state = state,
+                                                .events = events,
+                                                .cycle = cycle,
+                                                .metrics = metrics,
+                                                .ledger = *ledger};
 
   int64_t now = events.FirstArrivalTime();
-  while (events.HasMore()) {
+  while (events.HasMore(!state.pending().empty())) {
     const int64_t t = events.NextTime(now, !state.pending().empty());
     if (absl::Status status = budgets.AdvanceTo(t, *ledger); !status.ok()) return status;
     metrics.AdvanceTo(t, state);
@@ -79,6 +100,11 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
       state.Complete(*i);
       metrics.Completed(*i, t);
       if (absl::Status status = ledger->Completed(*i, t); !status.ok()) return status;
+    }
+    while (std::optional<internal::PoolEvent> e = pool_events.PopAt(t)) {
+      if (absl::Status status = internal::HandlePoolEvent(*e, pool_targets); !status.ok()) {
+        return status;
+      }
     }
     while (std::optional<int32_t> i = events.PopArrivalAt(t)) state.Arrive(*i, t);
 

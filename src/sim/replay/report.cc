@@ -319,6 +319,36 @@ std::string MetricsTable(const std::vector<ReplayRun>& runs) {
   return out;
 }
 
+// Failures and repairs, one row per run with failures on (docs/replay.md, "Failures and
+// repairs"); nothing when no run has them, so that those reports stay what they were.
+std::string FailureTable(const std::vector<ReplayRun>& runs) {
+  std::string rows;
+  for (const ReplayRun& run : runs) {
+    const ReplayMetrics& m = run.result.metrics;
+    if (!m.failures_on) continue;
+    const ReplayFailures& f = m.failure_model;
+    rows += fmt::format(
+        "<tr><td>{}</td><td>{}.{:03} / {}.{:03}</td><td>{:.1f} h</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}</td></tr>\n",
+        HtmlEscape(run.label), f.gpu_per_million_gpu_days / 1000, f.gpu_per_million_gpu_days % 1000,
+        f.node_per_million_node_days / 1000, f.node_per_million_node_days % 1000,
+        static_cast<double>(f.repair_s) / 3600, f.seed, Grouped(m.gpu_failures),
+        Grouped(m.node_failures), Grouped(m.failure_stops), m.gpu_hours_lost_to_failures,
+        m.gpu_hours_under_repair, m.node_hours_under_repair);
+  }
+  if (rows.empty()) return "";
+  return "<h3>Failures and repairs</h3>\n<table class=\"m\">\n<tr><th>policy</th>"
+         "<th>rates per 1,000 GPU-days / node-days</th><th>repair</th><th>seed</th>"
+         "<th>GPU failures</th><th>node failures</th><th>runs stopped</th>"
+         "<th>GPU-hours lost to failures</th><th>GPU-hours under repair</th>"
+         "<th>node-hours under repair</th></tr>\n" +
+         rows +
+         "</table>\n<p class=\"s\">A failed GPU or node is out of service for the repair "
+         "time; the jobs on it stop and keep the work of their last checkpoint. GPU-hours lost: "
+         "GPUs x (work since the last checkpoint + restore). GPUs under repair stay in the "
+         "capacity (idle). docs/replay.md, \"Failures and repairs\".</p>\n";
+}
+
 std::string QueueTable(const std::vector<ReplayRun>& runs, const std::vector<std::string>& names) {
   std::string out =
       "<table>\n<tr><th rowspan=\"2\">queue</th><th rowspan=\"2\">jobs</th>"
@@ -382,7 +412,7 @@ std::string ReplayHtmlReport(const std::vector<ReplayRun>& runs, const ReplayRep
   for (size_t i = 0; i < parts.size(); ++i) out += (i == 0 ? "" : "; ") + parts[i];
   out += ".</p>\n";
 
-  out += "<h2>Metrics</h2>\n" + MetricsTable(runs);
+  out += "<h2>Metrics</h2>\n" + MetricsTable(runs) + FailureTable(runs);
 
   out += "<h2>Job completion time and queueing delay</h2>\n<div class=\"charts\">\n";
   std::vector<Distribution> jct, delay;

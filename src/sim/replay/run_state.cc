@@ -41,6 +41,21 @@ std::optional<int64_t> CheckpointModel::LastCheckpointTime(const JobRun& job, in
   return std::nullopt;
 }
 
+int64_t CheckpointModel::FailureKeptWork(const JobRun& job, int64_t now) const {
+  const int64_t work = WorkAt(job, now);
+  const int64_t multiple = interval_s_ > 0 ? work / interval_s_ * interval_s_ : 0;
+  return std::max(job.work_base, multiple);
+}
+
+std::optional<int64_t> CheckpointModel::FailureCheckpointTime(const JobRun& job,
+                                                              int64_t now) const {
+  const int64_t work = WorkAt(job, now);
+  const int64_t multiple = interval_s_ > 0 ? work / interval_s_ * interval_s_ : 0;
+  if (multiple > job.work_base) return job.run_start + job.restore_due + (multiple - job.work_base);
+  if (job.work_base > 0) return job.run_start;
+  return std::nullopt;
+}
+
 RunState::RunState(const std::vector<TraceJob>& jobs, const Tenants& tenants,
                    const ReplayPool& pool)
     : jobs_(jobs.size()),
@@ -104,6 +119,12 @@ void RunState::Start(int32_t i, int64_t now, std::vector<ReplicaPlacement> place
   running_.insert(i);
   free_gpus_ -= j.gpus;
   usage_milli_[j.tenant] += int64_t{j.gpus} * kMilliPerGpu;
+}
+
+void RunState::SetOutOfService(int64_t gpus, int64_t nodes) {
+  free_gpus_ -= gpus - out_of_service_gpus_;
+  out_of_service_gpus_ = gpus;
+  nodes_down_ = nodes;
 }
 
 }  // namespace gpupool::sim::internal

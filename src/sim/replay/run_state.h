@@ -67,6 +67,17 @@ class CheckpointModel {
   // written one since; none when it has never checkpointed.
   std::optional<int64_t> LastCheckpointTime(const JobRun& job, int64_t now) const;
 
+  // A failure is never free: of a running job's work at `now` it keeps what it really
+  // checkpointed, the work its run resumed from (a checkpoint, or under free preemption the
+  // state saved when it was preempted) or the last multiple of the interval reached since,
+  // whichever is more.
+  int64_t FailureKeptWork(const JobRun& job, int64_t now) const;
+  // The time of that checkpoint in the current run: when the multiple was reached, the run's
+  // start when it is the work resumed from, none when the job has never checkpointed.
+  std::optional<int64_t> FailureCheckpointTime(const JobRun& job, int64_t now) const;
+  // Restore seconds a job stopped by a failure pays when it starts again (never free).
+  int64_t FailureRestoreCost() const { return restore_s_; }
+
  private:
   int64_t interval_s_;
   int64_t restore_s_;
@@ -95,7 +106,15 @@ class RunState {
   const std::set<std::pair<int64_t, int32_t>>& pending_fifo() const { return pending_fifo_; }
   const std::set<int32_t>& running() const { return running_; }
   int64_t total_gpus() const { return total_gpus_; }
+  // GPUs in service that no job holds.
   int64_t free_gpus() const { return free_gpus_; }
+  // GPUs out of service (failed, or on a node that is down): neither free nor busy.
+  int64_t out_of_service_gpus() const { return out_of_service_gpus_; }
+  int64_t busy_gpus() const { return total_gpus_ - free_gpus_ - out_of_service_gpus_; }
+  // The pool now has `gpus` GPUs and `nodes` nodes out of service (PoolHealth); none of them is
+  // held by a job.
+  void SetOutOfService(int64_t gpus, int64_t nodes);
+  int64_t nodes_down() const { return nodes_down_; }
   // Per tenant, milli-GPUs held by its running jobs and asked for by its jobs present (pending
   // or running).
   const std::vector<int64_t>& usage_milli() const { return usage_milli_; }
@@ -108,6 +127,8 @@ class RunState {
   std::set<int32_t> running_;
   int64_t total_gpus_;
   int64_t free_gpus_;
+  int64_t out_of_service_gpus_ = 0;
+  int64_t nodes_down_ = 0;
   std::vector<int64_t> usage_milli_;
   std::vector<int64_t> demand_milli_;
 };

@@ -1,0 +1,71 @@
+// Stage 7, second half: backfill into held capacity (policy.backfill).
+//
+// A reservation holds capacity for a job that cannot start yet (reserve.cc); left alone, that
+// capacity idles until the reservation's expected start. Backfill lends it to a job that is
+// expected to be gone by then: a job with a runtime_estimate_s for which now + runtime_estimate_s
+// + margin_s is at most the reservation's expected start. Such a job, if the ordinary start
+// failed, is tried once more with the capacity of every reservation it would end before given
+// back to the working state; if it places, it starts (backfilled), and each of those reservations
+// holds again what the job left of its capacity, so that jobs after it see only the rest.
+//
+// What this guarantees: at a reservation's expected start, if every job runs no longer than its
+// estimate (plus the margin, for backfilled ones), every backfilled job that took some of the
+// reservation's capacity has ended, and nothing else started on its nodes (they are held whole).
+// So no backfilled start makes a reservation's job start later than its expected start.
+// A reservation whose expected start is unknown (-1: some work it waits for has no estimate) lends
+// nothing. The estimate is taken whole, not minus attained_service_s: a resumed job is treated as
+// if it started over (conservative), and that is also what overrun measures (reserve.cc).
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "reserve.h"
+
+namespace gpupool::internal {
+
+std::optional<std::vector<ReplicaPlacement>> Reserver::Backfill(int32_t j) {
+  if (!policy_.backfill.enabled || holds_.empty()) return std::nullopt;
+  const Job& job = *index_.job(j).job;
+  if (!job.runtime_estimate_s.has_value()) return std::nullopt;
+  // now + estimate + margin, saturating: a job that would end past the int64 range ends never.
+  const int64_t now = index_.snapshot().now;
+  const int64_t estimate = *job.runtime_estimate_s;
+  const int64_t margin = policy_.backfill.margin_s;
+  if (estimate > kNever - now || margin > kNever - now - estimate) return std::nullopt;
+  const int64_t end = now + estimate + margin;
+
+  std::vector<Held*> lenders;
+  for (Held& held : holds_) {
+    if (held.expected_start != kNever && end <= held.expected_start) lenders.push_back(&held);
+  }
+  if (lenders.empty()) return std::nullopt;
+
+  const WorkingState::Mark mark = state_.Checkpoint();
+  for (const Held* held : lenders) {
+    for (const Slice& s : held->slices) {
+      if (s.gpu != kNone) {
+        state_.Deallocate(held->job, s.node, {s.gpu}, s.milli, s.gpu_memory_mib, 0, 0);
+      } else {
+        state_.Deallocate(held->job, s.node, {}, 0, 0, s.cpu_milli, s.memory_mib);
+      }
+    }
+  }
+  auto placements = placer_.TryStart(j);
+  if (!placements) {
+    state_.Rollback(mark);
+    return std::nullopt;
+  }
+  // Each lender holds again what the backfilled job left of its capacity.
+  for (Held* held : lenders) {
+    std::vector<Slice> kept;
+    for (Slice s : held->slices) {
+      if (TakeSlice(held->job, s)) kept.push_back(s);
+    }
+    held->slices = std::move(kept);
+  }
+  state_.Commit();
+  return placements;
+}
+
+}  // namespace gpupool::internal

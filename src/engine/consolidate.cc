@@ -1,0 +1,295 @@
+#include "consolidate.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "internal/check.h"
+#include "internal/saturating.h"
+#include "internal/shortest_prefix.h"
+
+namespace gpupool::internal {
+
+Consolidator::Consolidator(const SnapshotIndex& index, WorkingState& state, Placer& placer,
+                           const Entitlements& entitlements, const Policy& policy,
+                           Counters& counters)
+    : index_(index),
+      state_(state),
+      placer_(placer),
+      policy_(policy),
+      counters_(counters),
+      rules_(index, state, entitlements, policy),
+      jobs_on_node_(index.node_count()),
+      placed_now_(index.job_count(), 0),
+      placed_(index.job_count()),
+      taken_(index.job_count(), 0) {
+  for (int32_t j = 0; j < index.job_count(); ++j) {
+    for (const RunningPlacement& p : index.job(j).placements) {
+      std::vector<int32_t>& on = jobs_on_node_[p.node];
+      if (on.empty() || on.back() != j) on.push_back(j);
+    }
+  }
+}
+
+void Consolidator::NoteStart(int32_t j, const std::vector<ReplicaPlacement>& placements) {
+  placed_now_[j] = 1;
+  placed_[j] = placements;
+  for (const ReplicaPlacement& p : placements) {
+    const int32_t n = index_.FindNode(p.node);
+    if (n == kNone) continue;
+    std::vector<int32_t>& on = jobs_on_node_[n];
+    if (std::find(on.begin(), on.end(), j) == on.end()) on.push_back(j);
+  }
+}
+
+bool Consolidator::BudgetLeft() {
+  const int64_t budget = policy_.consolidation.max_plans;
+  if (budget == 0 || counters_.consolidation_plans < budget) return true;
+  counters_.budget_exhausted = true;
+  return false;
+}
+
+int64_t Consolidator::ExpectedEnd(int32_t j) const {
+  const Job& job = *index_.job(j).job;
+  if (!job.runtime_estimate_s.has_value()) return kNever;
+  const int64_t remaining = std::max<int64_t>(0, *job.runtime_estimate_s - job.attained_service_s);
+  const int64_t now = index_.snapshot().now;
+  return remaining > kNever - now ? kNever : now + remaining;
+}
+
+std::optional<int64_t> Consolidator::ExpectedWait(int32_t j) {
+  const int64_t now = index_.snapshot().now;
+  struct Rank {
+    int64_t end;
+    int64_t busy;
+    int32_t node;
+  };
+  std::vector<Rank> ranks;
+  for (int32_t n = 0; n < index_.node_count(); ++n) {
+    if (state_.node_held(n) || !state_.node_open(n)) continue;
+    int64_t end = now;
+    for (int32_t v : jobs_on_node_[n]) {
+      if (!placed_now_[v] && state_.released(v)) continue;  // evicted in this cycle
+      end = std::max(end, ExpectedEnd(v));
+    }
+    const int64_t busy = int64_t{index_.healthy_gpus(n)} * kMilliPerGpu - state_.node_free_gpu(n);
+    ranks.push_back(Rank{end, busy, n});
+  }
+  std::sort(ranks.begin(), ranks.end(), [](const Rank& a, const Rank& b) {
+    if (a.end != b.end) return a.end < b.end;
+    if (a.busy != b.busy) return a.busy < b.busy;
+    return a.node < b.node;
+  });
+  // Empties the first k ranked nodes (the jobs there go whole, wherever they run, whether the
+  // snapshot has them running or this cycle placed them, so that the next cycle, where they all
+  // run, finds the same wait), tries the gang, and rolls back. One plan.
+  std::vector<uint8_t> emptied(index_.job_count(), 0);
+  auto try_with = [&](size_t k) -> std::optional<std::vector<ReplicaPlacement>> {
+    ++counters_.consolidation_plans;
+    const WorkingState::Mark mark = state_.Checkpoint();
+    std::vector<int32_t> freed;
+    for (size_t i = 0; i < k; ++i) {
+      for (int32_t v : jobs_on_node_[ranks[i].node]) {
+        if (!placed_now_[v]) {
+          state_.ReleaseRunningJob(v);
+        } else if (!emptied[v]) {
+          emptied[v] = 1;
+          freed.push_back(v);
+          FreePlaced(v);
+        }
+      }
+    }
+    for (int32_t v : freed) emptied[v] = 0;
+    auto placements = placer_.TryStart(j);
+    state_.Rollback(mark);
+    return placements;
+  };
+  if (!BudgetLeft()) return std::nullopt;
+  auto placements = try_with(ranks.size());
+  if (!placements) return std::nullopt;
+  const size_t hi = ShortestWorkingPrefix(
+      ranks.size(),
+      [&](size_t k) {
+        auto p = try_with(k);
+        if (!p) return false;
+        placements = std::move(p);
+        return true;
+      },
+      [this] { return BudgetLeft(); });
+  std::vector<int64_t> end_of(index_.node_count(), now);
+  for (size_t i = 0; i < hi; ++i) end_of[ranks[i].node] = ranks[i].end;
+  int64_t expected = now;
+  for (const ReplicaPlacement& p : *placements) {
+    const int32_t n = index_.FindNode(p.node);
+    if (n != kNone) expected = std::max(expected, end_of[n]);
+  }
+  if (expected == kNever) return std::nullopt;
+  return expected - now;
+}
+
+void Consolidator::FreePlaced(int32_t v) {
+  const Job& job = *index_.job(v).job;
+  for (const ReplicaPlacement& p : placed_[v]) {
+    const int32_t n = index_.FindNode(p.node);
+    const int32_t g = index_.FindGroup(v, p.group);
+    if (n == kNone || g == kNone) continue;
+    const ResourceRequest& request = job.groups[g].request;
+    std::vector<int32_t> gpus;
+    for (int32_t i : p.gpus) gpus.push_back(index_.FindGpu(n, i));
+    state_.Deallocate(v, n, gpus, request.MilliPerGpu(), request.gpu_memory_mib, request.cpu_milli,
+                      request.memory_mib);
+  }
+}
+
+bool Consolidator::Movable(int32_t v, const std::vector<uint8_t>& model_ok) const {
+  const JobInfo& info = index_.job(v);
+  const Job& job = *info.job;
+  if (job.state != JobState::kRunning || taken_[v] || placed_now_[v] || state_.released(v)) {
+    return false;
+  }
+  if (job.checkpointing.interval_s <= 0 || !rules_.MayEvict(v)) return false;
+  if (!job.start_time.has_value() || *job.start_time >= index_.snapshot().now) return false;
+  for (const TaskGroup& group : job.groups) {
+    if (group.MinReplicas() != group.replicas) return false;
+  }
+  if (rules_.Milli(v) <= 0) return false;
+  for (const RunningPlacement& p : info.placements) {
+    const int32_t m = index_.node_model(p.node);
+    if (m != kNone && model_ok[m] && !p.gpus.empty()) return true;
+  }
+  return false;
+}
+
+bool Consolidator::SamePlace(int32_t v, const std::vector<ReplicaPlacement>& placements) const {
+  const Job& job = *index_.job(v).job;
+  for (const ReplicaPlacement& p : placements) {
+    const auto old = std::find_if(
+        job.placements.begin(), job.placements.end(),
+        [&p](const ReplicaPlacement& o) { return o.group == p.group && o.replica == p.replica; });
+    if (old == job.placements.end() || old->node != p.node) return false;
+    std::vector<int32_t> a = old->gpus, b = p.gpus;
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    if (a != b) return false;
+  }
+  return true;
+}
+
+std::optional<Consolidator::Outcome> Consolidator::Apply(int32_t j,
+                                                         const std::vector<int32_t>& movers) {
+  ++counters_.consolidation_plans;
+  const WorkingState::Mark mark = state_.Checkpoint();
+  for (int32_t v : movers) state_.ReleaseRunningJob(v);
+  Outcome outcome;
+  auto gang = placer_.TryStart(j);
+  if (gang) {
+    outcome.gang = std::move(*gang);
+    for (int32_t v : movers) {
+      auto moved = placer_.TryStart(v);
+      if (!moved || SamePlace(v, *moved)) break;
+      outcome.moved.push_back(std::move(*moved));
+    }
+    if (outcome.moved.size() == movers.size()) return outcome;
+  }
+  state_.Rollback(mark);
+  ++counters_.transactions_rolled_back;
+  return std::nullopt;
+}
+
+std::optional<Consolidator::Plan> Consolidator::TryConsolidate(int32_t j) {
+  const JobInfo& info = index_.job(j);
+  if (!info.needs_gpu || !BudgetLeft()) return std::nullopt;
+  std::vector<uint8_t> model_ok(index_.model_count(), info.models.empty() ? 1 : 0);
+  for (int32_t m : info.models) model_ok[m] = 1;
+
+  // Candidates first (cheap), so that a gang nothing could move for costs no probe.
+  std::vector<int32_t> candidates;
+  for (int32_t v = 0; v < index_.job_count(); ++v) {
+    if (v != j && Movable(v, model_ok)) candidates.push_back(v);
+  }
+  if (candidates.empty()) return std::nullopt;
+  std::sort(candidates.begin(), candidates.end(), [this](int32_t a, int32_t b) {
+    const int64_t pa = rules_.VictimCost(a), pb = rules_.VictimCost(b);
+    if (pa != pb) return pa < pb;
+    return a < b;
+  });
+
+  const std::optional<int64_t> wait = ExpectedWait(j);
+  if (!wait || *wait <= 0) return std::nullopt;
+  const int64_t gain = SaturatingMultiply(info.gang_milli, *wait);
+  const int64_t factor = policy_.consolidation.gain_factor;
+
+  std::vector<int32_t> best;
+  int64_t best_price = std::numeric_limits<int64_t>::max();
+  auto worth = [&](int64_t price) {
+    return price < best_price && SaturatingMultiply(factor, price) < gain;
+  };
+  bool out_of_budget = false;
+  std::vector<int32_t> chosen;
+  // Sets of exactly `size` candidates extending `chosen` with indices from `from` on, in
+  // lexicographic order; prices ascend along the list, so once a set is not worth trying no
+  // later one at this depth is either.
+  auto search = [&](auto& self, size_t from, size_t size, int64_t price) -> void {
+    for (size_t i = from; i < candidates.size() && !out_of_budget; ++i) {
+      const int64_t with = SaturatingAdd(price, rules_.VictimCost(candidates[i]));
+      if (!worth(with)) break;
+      chosen.push_back(candidates[i]);
+      if (chosen.size() < size) {
+        self(self, i + 1, size, with);
+      } else if (!BudgetLeft()) {
+        out_of_budget = true;
+      } else {
+        std::vector<int32_t> movers = chosen;
+        std::sort(movers.begin(), movers.end());
+        const WorkingState::Mark mark = state_.Checkpoint();
+        if (Apply(j, movers)) {
+          state_.Rollback(mark);
+          best = std::move(movers);
+          best_price = with;
+        }
+      }
+      chosen.pop_back();
+    }
+  };
+  const size_t most = static_cast<size_t>(
+      std::min<int64_t>(policy_.consolidation.max_moves, static_cast<int64_t>(candidates.size())));
+  for (size_t size = 1; size <= most && !out_of_budget; ++size) search(search, 0, size, 0);
+  if (best.empty()) return std::nullopt;
+
+  std::optional<Outcome> outcome = Apply(j, best);
+  GPUPOOL_CHECK(outcome.has_value());
+  Plan plan;
+  plan.placements = std::move(outcome->gang);
+  for (size_t i = 0; i < best.size(); ++i) {
+    const int32_t v = best[i];
+    const Job& job = *index_.job(v).job;
+    MigrateDecision migrate;
+    migrate.job = job.id;
+    migrate.from = job.placements;
+    for (ReplicaPlacement& p : migrate.from) {
+      if (p.gpu_milli == 0) {
+        const TaskGroup* group = nullptr;
+        for (const TaskGroup& g : job.groups) {
+          if (g.name == p.group) group = &g;
+        }
+        if (group != nullptr && !p.gpus.empty()) p.gpu_milli = group->request.MilliPerGpu();
+      }
+    }
+    std::sort(migrate.from.begin(), migrate.from.end(),
+              [](const ReplicaPlacement& a, const ReplicaPlacement& b) {
+                if (a.group != b.group) return a.group < b.group;
+                return a.replica < b.replica;
+              });
+    migrate.to = std::move(outcome->moved[i]);
+    migrate.for_job = info.job->id;
+    migrate.lost_milli_gpu_seconds = rules_.VictimCost(v);
+    for (const RunningPlacement& p : index_.job(v).placements) std::erase(jobs_on_node_[p.node], v);
+    NoteStart(v, migrate.to);
+    taken_[v] = 1;
+    ++counters_.migrations;
+    plan.migrations.push_back(std::move(migrate));
+  }
+  return plan;
+}
+
+}  // namespace gpupool::internal

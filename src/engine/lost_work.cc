@@ -1,0 +1,47 @@
+#include "lost_work.h"
+
+#include <algorithm>
+#include <string>
+
+#include "internal/saturating.h"
+
+namespace gpupool::internal {
+
+int64_t LostWorkSeconds(const Job& job, int64_t at, int64_t now, const Policy& policy) {
+  const int64_t start = job.start_time.value_or(now);
+  int64_t kept = std::max(start, job.checkpointing.last_checkpoint_time.value_or(start));
+  const int64_t interval = job.checkpointing.interval_s;
+  if (at > now && interval > 0 && at > kept) {
+    // The last checkpoint due by `at` on the job's cadence, if it falls after now (one due
+    // earlier has not happened: the snapshot would say so).
+    const int64_t due = kept + (at - kept) / interval * interval;
+    if (due > now) kept = due;
+  }
+  int64_t lost_s = std::max<int64_t>(0, at - kept);
+  const int64_t grace = policy.preemption.checkpoint_grace_s;
+  if (grace > 0 && interval > 0 && job.checkpointing.checkpoint_cost_s <= grace) {
+    lost_s = std::min(lost_s, job.checkpointing.checkpoint_cost_s);
+  }
+  return lost_s;
+}
+
+int64_t RunningMilli(const Job& job) {
+  int64_t total = 0;
+  for (const ReplicaPlacement& placement : job.placements) {
+    for (const TaskGroup& group : job.groups) {
+      if (group.name != placement.group) continue;
+      total = SaturatingAdd(total, SaturatingMultiply(group.request.MilliPerGpu(),
+                                                      static_cast<int64_t>(placement.gpus.size())));
+      break;
+    }
+  }
+  return total;
+}
+
+int64_t LostWorkPrice(const Job& job, int64_t at, int64_t now, const Policy& policy) {
+  const int64_t seconds =
+      SaturatingAdd(LostWorkSeconds(job, at, now, policy), job.checkpointing.restore_time_s);
+  return SaturatingMultiply(RunningMilli(job), seconds);
+}
+
+}  // namespace gpupool::internal

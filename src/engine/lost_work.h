@@ -1,0 +1,32 @@
+// The price of stopping a running job: the work it loses. One rule for every kind of stop (a
+// Preempt for another job, a failed GPU, a maintenance window, a drain plan's deadline), so that
+// their prices compare (docs/engine.md, stage 6).
+//
+// A job stopped at time `at` keeps its work up to its last checkpoint, or its start if later;
+// with the policy's checkpoint_grace_s, a job that checkpoints (interval_s > 0) at a cost of at
+// most the grace is checkpointed on demand and loses only that cost. Its price is the
+// milli-GPUs it holds x (the seconds lost + its restore time), saturating.
+#ifndef GPUPOOL_LOST_WORK_H_
+#define GPUPOOL_LOST_WORK_H_
+
+#include <cstdint>
+
+#include "gpupool/job.h"
+#include "gpupool/policy.h"
+
+namespace gpupool::internal {
+
+// Seconds of work running `job` loses if stopped at `at`, before its restore time. `now` is the
+// snapshot's clock: for `at` after now, the job is taken to checkpoint every interval_s after its
+// last checkpoint (checkpoints after now only; at `at` == now this is the Preempt rule exactly).
+int64_t LostWorkSeconds(const Job& job, int64_t at, int64_t now, const Policy& policy);
+
+// Milli-GPUs a running job holds: per placement, its GPUs x its group's MilliPerGpu().
+int64_t RunningMilli(const Job& job);
+
+// Milli-GPU-seconds the job loses if stopped at `at`, restore time included.
+int64_t LostWorkPrice(const Job& job, int64_t at, int64_t now, const Policy& policy);
+
+}  // namespace gpupool::internal
+
+#endif  // GPUPOOL_LOST_WORK_H_
