@@ -220,6 +220,28 @@ TEST(ScaleAdviceTest, EmptyPoolReleasesEverything) {
   EXPECT_EQ(d.scale_advice->simulations, 1);
 }
 
+// A headroom rule keeps the nodes it counts out of `release`: with an H100 rule, the idle H100
+// nodes (and the spot H100 node aside, which no rule counts) stay; the idle A100 node goes.
+TEST(ScaleAdviceTest, HeadroomNodesAreNotReleased) {
+  Node spot = MakeNode("h3", "H100", 4);
+  spot.spot = true;
+  const Snapshot s = SnapshotBuilder()
+                         .Model("A100")
+                         .Model("H100")
+                         .Node(MakeNode("a1", "A100", 4))
+                         .Node(MakeNode("h1", "H100", 4))
+                         .Node(MakeNode("h2", "H100", 4))
+                         .Node(spot)
+                         .Build();
+  Policy policy = ScalePolicy({});
+  const Decisions without = MustSchedule(s, policy);
+  EXPECT_THAT(without.scale_advice->release, ElementsAre("a1", "h1", "h2", "h3"));
+  policy.headroom = {HeadroomRule{"H100", 2, HeadroomShape::kGpus, 100, false}};
+  const Decisions with = MustSchedule(s, policy);
+  // Kept: h1 and h2 (counted by the rule); released: a1 and the spot node h3.
+  EXPECT_THAT(with.scale_advice->release, ElementsAre("a1", "h3"));
+}
+
 // A budget of one simulation: only the ceiling is simulated, min(max_count 5, 2 replicas) = 2
 // small nodes. Sufficient, but neither minimal nor proven cheapest: the advice says so.
 TEST(ScaleAdviceTest, BudgetOfOneSimulationGivesTheCeiling) {
