@@ -371,9 +371,11 @@ void MutateNode(Rng& rng, Snapshot& s, Node& node) {
       // Maintenance windows: around now, sometimes out of order, overlapping or empty.
       if (Coin(rng) || node.maintenance.empty()) {
         const int64_t start = InterestingInt(rng, s.now);
-        node.maintenance.push_back({start, Coin(rng)
-                                               ? start + 1 + static_cast<int64_t>(Pick(rng, 5000))
-                                               : InterestingInt(rng, start)});
+        // Wraps around rather than overflow (start may be INT64_MAX), as InterestingInt does.
+        const int64_t end =
+            Coin(rng) ? static_cast<int64_t>(static_cast<uint64_t>(start) + 1 + Pick(rng, 5000))
+                      : InterestingInt(rng, start);
+        node.maintenance.push_back({start, end});
       } else {
         node.maintenance.erase(node.maintenance.begin() +
                                static_cast<ptrdiff_t>(Pick(rng, node.maintenance.size())));
