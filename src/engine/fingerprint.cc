@@ -54,6 +54,26 @@ void HashRequest(Hasher& h, const ResourceRequest& r) {
   h.Int(r.memory_mib);
 }
 
+// A node's CPU, memory, path, labels, state and owner queues, order-free: shared by the
+// snapshot's nodes and the scale templates' nodes.
+void HashNodeFacts(Hasher& h, const Node& node) {
+  h.Int(node.cpu_milli);
+  h.Int(node.memory_mib);
+  for (const auto* labels : {&node.path, &node.labels}) {
+    const std::vector<TopologyLabel> sorted = Sorted(*labels);
+    h.Int(static_cast<int64_t>(sorted.size()));
+    for (const TopologyLabel& label : sorted) {
+      h.Str(label.level);
+      h.Str(label.value);
+    }
+  }
+  h.Int(static_cast<int64_t>(node.state));
+  std::vector<std::string> owners = node.owner_queues;
+  std::sort(owners.begin(), owners.end());
+  h.Int(static_cast<int64_t>(owners.size()));
+  for (const std::string& owner : owners) h.Str(owner);
+}
+
 }  // namespace
 
 std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
@@ -88,21 +108,7 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
       h.Int(index.gpu_island(g));
       h.Int(index.gpu_healthy(g) ? 1 : 0);
     }
-    h.Int(node.cpu_milli);
-    h.Int(node.memory_mib);
-    for (const auto* labels : {&node.path, &node.labels}) {
-      const std::vector<TopologyLabel> sorted = Sorted(*labels);
-      h.Int(static_cast<int64_t>(sorted.size()));
-      for (const TopologyLabel& label : sorted) {
-        h.Str(label.level);
-        h.Str(label.value);
-      }
-    }
-    h.Int(static_cast<int64_t>(node.state));
-    std::vector<std::string> owners = node.owner_queues;
-    std::sort(owners.begin(), owners.end());
-    h.Int(static_cast<int64_t>(owners.size()));
-    for (const std::string& owner : owners) h.Str(owner);
+    HashNodeFacts(h, node);
     // Operations facts, hashed only when set, so that fingerprints of snapshots without them stay
     // as they were.
     std::vector<const Gpu*> erring;
@@ -322,21 +328,7 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
         h.Int(gpu.island);
         h.Int(gpu.healthy ? 1 : 0);
       }
-      h.Int(node.cpu_milli);
-      h.Int(node.memory_mib);
-      for (const auto* labels : {&node.path, &node.labels}) {
-        const std::vector<TopologyLabel> sorted = Sorted(*labels);
-        h.Int(static_cast<int64_t>(sorted.size()));
-        for (const TopologyLabel& label : sorted) {
-          h.Str(label.level);
-          h.Str(label.value);
-        }
-      }
-      h.Int(static_cast<int64_t>(node.state));
-      std::vector<std::string> owners = node.owner_queues;
-      std::sort(owners.begin(), owners.end());
-      h.Int(static_cast<int64_t>(owners.size()));
-      for (const std::string& owner : owners) h.Str(owner);
+      HashNodeFacts(h, node);
     }
   }
   // Headroom rules in (model, shape) order, and the spot bound, only when set, as above.
