@@ -2,7 +2,10 @@
 #
 #   cmake -DCLI=<binary> -DARGS=<args separated by |> -DEXPECT_EXIT=<code>
 #         [-DEXPECT_STDOUT=<substring>] [-DEXPECT_STDERR=<substring>] [-DOUT_FILE=<path>]
+#         [-DEXPECT_STDOUT_REGEX=<regex>] [-DEXPECT_STDOUT_NOT_REGEX=<regex>]
 #         -P run_cli.cmake
+#
+# The regexes are CMake regexes over the whole of stdout ("." and "[^]]" match newlines too).
 #
 # A nonzero expected exit code also requires stdout to be empty (errors go to stderr only).
 # OUT_FILE, when given, is removed first and must exist afterwards.
@@ -26,6 +29,18 @@ if(DEFINED EXPECT_STDOUT)
   string(FIND "${out}" "${EXPECT_STDOUT}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "gpupool ${shown}: stdout lacks \"${EXPECT_STDOUT}\":\n${out}")
+  endif()
+endif()
+if(DEFINED EXPECT_STDOUT_REGEX)
+  string(REGEX MATCH "${EXPECT_STDOUT_REGEX}" found "${out}")
+  if(found STREQUAL "")
+    message(FATAL_ERROR "gpupool ${shown}: stdout does not match \"${EXPECT_STDOUT_REGEX}\":\n${out}")
+  endif()
+endif()
+if(DEFINED EXPECT_STDOUT_NOT_REGEX)
+  string(REGEX MATCH "${EXPECT_STDOUT_NOT_REGEX}" found "${out}")
+  if(NOT found STREQUAL "")
+    message(FATAL_ERROR "gpupool ${shown}: stdout matches \"${EXPECT_STDOUT_NOT_REGEX}\" (\"${found}\"):\n${out}")
   endif()
 endif()
 if(DEFINED EXPECT_STDERR)
