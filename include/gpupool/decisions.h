@@ -204,6 +204,9 @@ struct Counters {
   // Jobs moved by consolidation: one per MigrateDecision; and the move sets it simulated.
   int64_t migrations = 0;
   int64_t consolidation_plans = 0;
+  // Passes of the stages the cycle ran: 1, or more when the first pass evicted, moved or resized
+  // jobs (or started any with backfill on) and the cycle settled (docs/engine.md, "Settling").
+  int64_t passes = 1;
   bool budget_exhausted = false;
 };
 

@@ -40,8 +40,9 @@ std::string Table(const DrainPlan& plan) {
     out += fmt::format("{:<16} {:>14}  {}\n", node.node, node.expected_empty_time,
                        jobs.empty() ? std::string("-") : jobs);
   }
-  out += fmt::format("{} jobs stopped at the deadline, {} milli-GPU-seconds of work lost\n",
-                     plan.stopped_jobs.size(), plan.lost_milli_gpu_seconds);
+  out += fmt::format("{} job{} stopped at the deadline, {} milli-GPU-seconds of work lost\n",
+                     plan.stopped_jobs.size(), plan.stopped_jobs.size() == 1 ? "" : "s",
+                     plan.lost_milli_gpu_seconds);
   return out;
 }
 

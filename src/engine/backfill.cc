@@ -46,6 +46,7 @@ std::optional<std::vector<ReplicaPlacement>> Reserver::Backfill(int32_t j) {
     for (const Slice& s : held->slices) {
       if (s.gpu != kNone) {
         state_.Deallocate(held->job, s.node, {s.gpu}, s.milli, s.gpu_memory_mib, 0, 0);
+        held_gpu_milli_[s.gpu] -= s.milli;
       } else {
         state_.Deallocate(held->job, s.node, {}, 0, 0, s.cpu_milli, s.memory_mib);
       }
@@ -54,6 +55,11 @@ std::optional<std::vector<ReplicaPlacement>> Reserver::Backfill(int32_t j) {
   auto placements = placer_.TryStart(j);
   if (!placements) {
     state_.Rollback(mark);
+    for (const Held* held : lenders) {
+      for (const Slice& s : held->slices) {
+        if (s.gpu != kNone) held_gpu_milli_[s.gpu] += s.milli;
+      }
+    }
     return std::nullopt;
   }
   // Each lender holds again what the backfilled job left of its capacity.

@@ -26,7 +26,7 @@ const std::vector<int32_t>& Counterfactual::Pool() {
     pool_.push_back(v);
   }
   std::sort(pool_.begin(), pool_.end(), [this](int32_t a, int32_t b) {
-    const int64_t ca = rules_.VictimCost(a), cb = rules_.VictimCost(b);
+    const int64_t ca = rules_.RunningCost(a), cb = rules_.RunningCost(b);
     return ca != cb ? ca < cb : a < b;
   });
   return pool_;
@@ -59,7 +59,7 @@ void Counterfactual::Explain(int32_t j, PendingDecision& pending, TryVictims sim
   std::string why;
   for (int32_t v : victims) {
     pending.would_preempt.push_back(index_.job(v).job->id);
-    lost += rules_.VictimCost(v);
+    lost += rules_.RunningCost(v);
     if (!policy_.preemption.enabled) continue;
     const std::string kept = rules_.WhyKept(j, v);
     if (!kept.empty() && why.empty()) why = kept;

@@ -54,7 +54,8 @@ int64_t Headroom::Free(int32_t r) const {
     if (!Counts(n)) continue;
     const int32_t begin = index_.gpu_begin(n), end = index_.gpu_end(n);
     auto whole = [&](int32_t g) {
-      return index_.gpu_healthy(g) && state_.gpu_free_milli(g) == kMilliPerGpu;
+      const int64_t held = held_gpu_milli_ == nullptr ? 0 : (*held_gpu_milli_)[g];
+      return index_.gpu_healthy(g) && state_.gpu_free_milli(g) + held == kMilliPerGpu;
     };
     switch (rule.rule->shape) {
       case HeadroomShape::kGpus:
@@ -313,6 +314,29 @@ std::vector<int32_t> FindRestoration(const SnapshotIndex& index, WorkingState& s
                                      const Headroom& headroom, int32_t r, const VictimRules& rules,
                                      const Policy& policy, Counters& counters) {
   return Restoration(index, state, headroom, r, rules, policy, counters).Find();
+}
+
+void Headroom::Describe(const HeadroomRule& rule, bool preemption_enabled,
+                        HeadroomReport& report) {
+  const std::string kept =
+      fmt::format("{} kept free for priority >= {}", Units(rule.count, rule), rule.min_priority);
+  if (!report.preempted.empty()) {
+    report.detail = fmt::format(
+        "urgent work left {} free of the {}; evicting {} job{} below priority {} made {} free",
+        report.free_before_restore, kept, report.preempted.size(),
+        report.preempted.size() == 1 ? "" : "s", rule.min_priority, report.free);
+  } else {
+    report.detail = fmt::format("{} free of the {}", report.free, kept);
+  }
+  if (report.shortfall > 0) {
+    report.detail += fmt::format(
+        "; {} short: {}", report.shortfall,
+        !rule.restore        ? std::string("restore is off for this rule")
+        : !preemption_enabled ? std::string("preemption is off (preemption.enabled)")
+                              : fmt::format("no set of running jobs below priority {} that the "
+                                            "preemption rules let go frees that much",
+                                            rule.min_priority));
+  }
 }
 
 }  // namespace gpupool::internal

@@ -64,8 +64,13 @@ class Headroom {
   // Does model m have open nodes that do not count (spot nodes), where a job a rule refused on
   // the model may still go?
   bool HasUncountedNodes(int32_t m) const;
-  // Units of rule r free in the working state now. O(GPUs of the rule's model).
+  // Units of rule r free in the working state now. O(GPUs of the rule's model). A GPU whose only
+  // occupant is capacity held for a reservation (SetHeld) counts as free: it is idle, and the
+  // hold lasts only for this cycle.
   int64_t Free(int32_t r) const;
+  // Milli-GPUs held for reservations, per flat GPU id (Reserver::held_gpu_milli()); must outlive
+  // this. Without it, held capacity counts as taken.
+  void SetHeld(const std::vector<int64_t>* held_gpu_milli) { held_gpu_milli_ = held_gpu_milli; }
   // After job j's gang was placed on `model` (in the working state): the first rule of that
   // model, in rule order, that j is below and that now has fewer than `count` units free.
   std::optional<HeadroomBlock> Violated(int32_t j, int32_t model) const;
@@ -74,10 +79,14 @@ class Headroom {
   PendingDecision Pending(int32_t j, const HeadroomBlock& block) const;
   // "8 H100 GPUs", "2 whole H100 nodes", "1 whole H100 NVLink island".
   static std::string Units(int64_t count, const HeadroomRule& rule);
+  // report.detail, from the report's numbers and jobs: what was free, whom restoration evicted,
+  // and when short, why (restore off, preemption off, or no victims).
+  static void Describe(const HeadroomRule& rule, bool preemption_enabled, HeadroomReport& report);
 
  private:
   const SnapshotIndex& index_;
   const WorkingState& state_;
+  const std::vector<int64_t>* held_gpu_milli_ = nullptr;
   std::vector<Rule> rules_;
   // Per model: its rules (indices into rules_), in rule order.
   std::vector<std::vector<int32_t>> rules_of_model_;

@@ -71,10 +71,9 @@ std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {
   if (info.queue == kNone) return out;
   const int64_t priority = rules_.PreemptorPriority(j);
   auto consider = [&](int32_t v, bool own) {
-    const Job& victim = *index_.job(v).job;
     // Nodes held for reservations: TryPreempt().
     if (rules_.taken(v) || !rules_.MayEverEvict(v)) return;
-    if (own && victim.priority >= priority) return;
+    if (own && rules_.VictimPriority(v) >= priority) return;
     if (info.needs_gpu && rules_.Milli(v) == 0) return;
     out.push_back(v);
   };
@@ -107,8 +106,7 @@ std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {
     const uint8_t o = open[running_queue_[k]];
     if (o == 2) {
       const int32_t v = running_[k];
-      if (policy_.preemption.reclaim_lower_priority_only &&
-          index_.job(v).job->priority >= priority) {
+      if (policy_.preemption.reclaim_lower_priority_only && rules_.VictimPriority(v) >= priority) {
         continue;
       }
       if (!rules_.taken(v) && (!info.needs_gpu || rules_.Milli(v) > 0)) out.push_back(v);

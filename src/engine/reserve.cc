@@ -14,7 +14,8 @@ Reserver::Reserver(const SnapshotIndex& index, WorkingState& state, Placer& plac
       policy_(policy),
       jobs_on_node_(index.node_count()),
       started_now_(index.job_count(), 0),
-      held_(index.node_count(), 0) {
+      held_(index.node_count(), 0),
+      held_gpu_milli_(index.gpu_count(), 0) {
   for (int32_t j = 0; j < index.job_count(); ++j) {
     for (const RunningPlacement& p : index.job(j).placements) {
       std::vector<int32_t>& on = jobs_on_node_[p.node];
@@ -52,7 +53,13 @@ int64_t Reserver::ExpectedEnd(int32_t j) const {
     return goes ? index_.snapshot().now : kNever;
   }
   if (!job.runtime_estimate_s.has_value()) return kNever;
-  const int64_t remaining = std::max<int64_t>(0, *job.runtime_estimate_s - job.attained_service_s);
+  int64_t remaining = std::max<int64_t>(0, *job.runtime_estimate_s - job.attained_service_s);
+  // A backfilled job was admitted to end by its estimate plus the margin (and is not overrun
+  // before then): a reservation counts on that, not on the bare estimate.
+  if (policy_.backfill.enabled && job.backfilled) {
+    remaining = policy_.backfill.margin_s > kNever - remaining ? kNever
+                                                               : remaining + policy_.backfill.margin_s;
+  }
   const int64_t now = index_.snapshot().now;
   return remaining > kNever - now ? kNever : now + remaining;
 }
@@ -74,6 +81,7 @@ void Reserver::Hold(int32_t j, const ReplicaPlacement& p) {
   const int64_t memory = std::min(request.memory_mib, state_.node_free_memory(n));
   if (gpus.empty() && cpu == 0 && memory == 0) return;
   state_.Allocate(j, n, gpus, milli, request.gpu_memory_mib, cpu, memory);
+  for (int32_t g : gpus) held_gpu_milli_[g] += milli;
 }
 
 bool Reserver::TakeSlice(int32_t job, Slice& s) {
@@ -85,6 +93,7 @@ bool Reserver::TakeSlice(int32_t job, Slice& s) {
     s.gpu_memory_mib = std::min(s.gpu_memory_mib, state_.gpu_free_memory(s.gpu));
     s.milli = milli;
     state_.Allocate(job, s.node, {s.gpu}, s.milli, s.gpu_memory_mib, 0, 0, s.charged);
+    held_gpu_milli_[s.gpu] += s.milli;
     return true;
   }
   s.cpu_milli = std::min(s.cpu_milli, state_.node_free_cpu(s.node));
@@ -177,7 +186,9 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j) {
   for (size_t i = 0; i < hi; ++i) end_of[ranks[i].node] = ranks[i].end;
   ReserveDecision decision;
   decision.job = index_.job(j).job->id;
-  int64_t expected = now;
+  // Not before the last node of the shortest prefix empties, even when the placement does not
+  // use that node: a rule over the whole model (a headroom rule, headroom.h) may need its room.
+  int64_t expected = hi > 0 ? std::max(now, ranks[hi - 1].end) : now;
   for (const ReplicaPlacement& p : *placements) {
     const int32_t n = index_.FindNode(p.node);
     if (n == kNone) continue;

@@ -73,6 +73,9 @@ class Reserver {
 
   // Is node n held for a reservation made in this cycle?
   bool held(int32_t n) const { return held_[n] != 0; }
+  // Milli-GPUs held for this cycle's reservations, per flat GPU id: capacity that is idle but
+  // closed to later jobs (headroom counts it as free, headroom.h).
+  const std::vector<int64_t>& held_gpu_milli() const { return held_gpu_milli_; }
 
  private:
   static constexpr int64_t kNever = INT64_MAX;
@@ -113,6 +116,7 @@ class Reserver {
   std::vector<std::vector<int32_t>> jobs_on_node_;
   std::vector<uint8_t> started_now_;
   std::vector<uint8_t> held_;
+  std::vector<int64_t> held_gpu_milli_;
   // With backfill on: what each reservation of the cycle holds, in the order they were made.
   std::vector<Held> holds_;
 };

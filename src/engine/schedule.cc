@@ -25,6 +25,9 @@
 //      decisions in canonical order             Finish() here; the fingerprint: fingerprint.cc
 //  10  scale advice (only with policy.scale)    scale_advice.cc, on whole cycles (RunCycle())
 //
+// A pass that preempts, migrates or resizes is followed by more passes on the state its decisions
+// leave, until one changes nothing (settle.cc, RunCycle()): the cycle is a fixed point.
+//
 // Every stage step that
 // changes the working state commits its own transaction (working_state.h): Placer::Start(),
 // Reserver::Reserve(), Reserver::Backfill(), and StartByPreemption() here for the planner, whose
@@ -95,7 +98,10 @@ class Cycle {
                        windows.active(), index.any_spot()),
         headroom_(index, state, policy) {
     if (windows.active()) placer_.set_window_gate(&windows);
-    if (!headroom_.empty()) placer_.SetHeadroom(&headroom_);
+    if (!headroom_.empty()) {
+      placer_.SetHeadroom(&headroom_);
+      headroom_.SetHeld(&reserver_.held_gpu_milli());
+    }
     if (policy.consolidation.enabled) {
       consolidator_.emplace(index, state, placer_, entitlements, policy, counters_);
     }
@@ -373,27 +379,7 @@ class Cycle {
       report.shortfall = std::max<int64_t>(0, rule.count - report.free);
       std::sort(preempted[r].begin(), preempted[r].end());
       for (int32_t v : preempted[r]) report.preempted.push_back(index_.job(v).job->id);
-      const std::string kept =
-          fmt::format("{} kept free for priority >= {}",
-                      internal::Headroom::Units(rule.count, rule), rule.min_priority);
-      if (!report.preempted.empty()) {
-        report.detail = fmt::format(
-            "urgent work left {} free of the {}; evicting {} job{} below priority {} made {} free",
-            report.free_before_restore, kept, report.preempted.size(),
-            report.preempted.size() == 1 ? "" : "s", rule.min_priority, report.free);
-      } else {
-        report.detail = fmt::format("{} free of the {}", report.free, kept);
-      }
-      if (report.shortfall > 0) {
-        report.detail += fmt::format(
-            "; {} short: {}", report.shortfall,
-            !rule.restore ? std::string("restore is off for this rule")
-            : !policy_.preemption.enabled
-                ? std::string("preemption is off (preemption.enabled)")
-                : fmt::format("no set of running jobs below priority {} that the preemption "
-                              "rules let go frees that much",
-                              rule.min_priority));
-      }
+      internal::Headroom::Describe(rule, policy_.preemption.enabled, report);
     }
     decisions_.headroom = std::move(reports);
   }
@@ -546,8 +532,10 @@ class Cycle {
 
 namespace internal {
 
-Decisions RunCycle(const Snapshot& snapshot, const Policy& policy) {
-  const SnapshotIndex input_index(snapshot);
+Decisions RunCyclePass(const Snapshot& snapshot, const Policy& policy,
+                       const std::vector<std::pair<std::string, int64_t>>& tentative) {
+  SnapshotIndex input_index(snapshot);
+  input_index.MarkTentative(tentative);
 
   Decisions decisions;
   decisions.policy_name = policy.name;
@@ -568,6 +556,7 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy) {
     operated = snapshot;
     GPUPOOL_CHECK(ApplyDecisions(applied, *operated).ok());
     operated_index.emplace(*operated);
+    operated_index->MarkTentative(tentative);
   }
   const internal::SnapshotIndex& index = operated_index ? *operated_index : input_index;
   const internal::WindowGate windows(index, policy);

@@ -340,4 +340,16 @@ void SnapshotIndex::IndexJobs() {
   }
 }
 
+void SnapshotIndex::MarkTentative(const std::vector<std::pair<std::string, int64_t>>& tentative) {
+  if (tentative.empty()) return;
+  tentative_.assign(jobs_.size(), 0);
+  tentative_rank_.assign(jobs_.size(), 0);
+  for (const auto& [id, rank] : tentative) {
+    const int32_t j = FindJob(id);
+    if (j == kNone) continue;
+    tentative_[j] = 1;
+    tentative_rank_[j] = rank;
+  }
+}
+
 }  // namespace gpupool::internal

@@ -134,6 +134,15 @@ class SnapshotIndex {
   int32_t FindJob(std::string_view id) const;
   // Index of the group named `name` in job j, or kNone.
   int32_t FindGroup(int32_t j, std::string_view name) const;
+  // Is job j's run a tentative start of the cycle being settled (settle.cc): started by an
+  // earlier pass of the same cycle, so that evicting it again revokes a start the host has not
+  // carried out? Such a job may be a victim whatever its minimum runtime, and costs nothing.
+  bool tentative(int32_t j) const { return !tentative_.empty() && tentative_[j] != 0; }
+  // The rank a tentative job j started with (its priority, or above every priority when it
+  // started past its starvation bound): only a job that outranks that may revoke its start.
+  int64_t tentative_rank(int32_t j) const { return tentative_rank_[j]; }
+  // Marks the jobs of `tentative` (id, rank; ids not in the snapshot are ignored).
+  void MarkTentative(const std::vector<std::pair<std::string, int64_t>>& tentative);
 
  private:
   void IndexNodes();
@@ -157,6 +166,8 @@ class SnapshotIndex {
   std::vector<uint8_t> gpu_healthy_;
   std::vector<uint8_t> node_spot_;
   bool any_spot_ = false, any_reclaiming_ = false;
+  std::vector<uint8_t> tentative_;
+  std::vector<int64_t> tentative_rank_;
 
   std::vector<int32_t> node_domain_;                             // node * level_count() + level
   std::vector<std::vector<std::vector<int32_t>>> domain_nodes_;  // [level][domain] -> nodes

@@ -45,6 +45,9 @@ bool VictimRules::MayEverEvict(int32_t v) const {
 }
 
 bool VictimRules::ComputeMayEverEvict(int32_t v) const {
+  // A start made earlier in the cycle being settled may be revoked, whatever the job's rules:
+  // it has not run.
+  if (index_.tentative(v)) return true;
   const Job& victim = *index_.job(v).job;
   const int64_t now = index_.snapshot().now;
   const int64_t ran = now - victim.start_time.value_or(now);
@@ -78,10 +81,15 @@ int64_t VictimRules::LostSeconds(int32_t v) const {
 }
 
 int64_t VictimRules::ComputeVictimCost(int32_t v) const {
+  // A revoked start loses nothing.
+  cost_[v] = index_.tentative(v) ? 0 : RunningCost(v);
+  return cost_[v];
+}
+
+int64_t VictimRules::RunningCost(int32_t v) const {
   const Job& job = *index_.job(v).job;
   const int64_t seconds = SaturatingAdd(LostSeconds(v), job.checkpointing.restore_time_s);
-  cost_[v] = SaturatingMultiply(Milli(v), seconds);
-  return cost_[v];
+  return SaturatingMultiply(Milli(v), seconds);
 }
 
 void VictimRules::ComputeMilli() const {

@@ -86,6 +86,14 @@ class VictimRules {
   // Seconds of work running job v loses if evicted now (before its restore time).
   int64_t LostSeconds(int32_t v) const;
   // Milli-GPU-seconds running job v would lose if evicted now, restore time included.
+  // The priority victim v is compared with: its own, or for a tentative start of the cycle being
+  // settled the rank it started with (SnapshotIndex::tentative_rank()).
+  int64_t VictimPriority(int32_t v) const {
+    return index_.tentative(v) ? index_.tentative_rank(v) : index_.job(v).job->priority;
+  }
+  // The price of evicting running job v as the next cycle would see it, even when it is a
+  // tentative start (for explanations: counterfactual.cc).
+  int64_t RunningCost(int32_t v) const;
   int64_t VictimCost(int32_t v) const { return cost_[v] >= 0 ? cost_[v] : ComputeVictimCost(v); }
   // Whether running job v's queue is within its GPU-hour budget, or the policy only reports
   // budgets (Entitlements::budget_enforced): victims of queues over an enforced budget are taken

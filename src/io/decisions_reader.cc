@@ -142,6 +142,7 @@ absl::Status ReadCounters(JsonValue value, const Path& path, Counters& out) {
       {"counterfactual_plans", ReadMember<&C::counterfactual_plans, ReadInt64>},
       {"migrations", ReadMember<&C::migrations, ReadInt64>},
       {"consolidation_plans", ReadMember<&C::consolidation_plans, ReadInt64>},
+      {"passes", ReadMember<&C::passes, ReadInt64>},
       {"budget_exhausted", ReadMember<&C::budget_exhausted, ReadBool>},
   };
   return ReadFields(value, path, kFields, out);

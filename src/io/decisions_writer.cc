@@ -25,6 +25,8 @@ void WriteCounters(JsonWriter& w, const Counters& counters) {
     w.IntField("migrations", counters.migrations);
     w.IntField("consolidation_plans", counters.consolidation_plans);
   }
+  // Written only when the cycle settled in more than one pass.
+  if (counters.passes != 1) w.IntField("passes", counters.passes);
   w.BoolField("budget_exhausted", counters.budget_exhausted);
   w.EndObject();
 }

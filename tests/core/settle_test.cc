@@ -1,0 +1,120 @@
+// Settling (src/engine/settle.cc; docs/engine.md, "Settling: the cycle is a fixed point"): a
+// cycle whose first pass evicts jobs runs more passes on the state its decisions leave, and its
+// decisions are the difference between the snapshot and the settled state. Exact outcomes on
+// small cases; the random properties are in property_test.cc, preemption_cycles_test.cc and
+// backfill_test.cc.
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "gpupool/apply.h"
+#include "gpupool/schedule.h"
+#include "cycle.h"
+#include "gtest/gtest.h"
+#include "testing/builders.h"
+
+namespace gpupool {
+namespace {
+
+using ::gpupool::testing::GpuRequest;
+using ::gpupool::testing::MakeNode;
+using ::gpupool::testing::MakePendingJob;
+using ::gpupool::testing::MakeRunningJob;
+using ::gpupool::testing::Placement;
+using ::gpupool::testing::SnapshotBuilder;
+
+Job WithModels(Job job, int32_t priority, std::vector<std::string> models) {
+  job.priority = priority;
+  job.groups[0].gpu_models = std::move(models);
+  return job;
+}
+
+// examples/scenarios/settle_requeue: n1 (H100) runs mid (priority 5, H100 or A100), n2 (A100)
+// runs low (1, A100); hi (9, H100 only) and new (3, A100 only) wait, 4 GPUs each.
+Snapshot RequeueSnapshot() {
+  return SnapshotBuilder()
+      .Now(2000)
+      .Model("A100")
+      .Model("H100")
+      .Node(MakeNode("n1", "H100", 4))
+      .Node(MakeNode("n2", "A100", 4))
+      .Queue("lab")
+      .Job(WithModels(MakeRunningJob("mid", "lab", GpuRequest(4000), {Placement("n1", {0, 1, 2, 3})},
+                                     /*start_time=*/100),
+                      5, {"H100", "A100"}))
+      .Job(WithModels(MakeRunningJob("low", "lab", GpuRequest(4000), {Placement("n2", {0, 1, 2, 3})},
+                                     /*start_time=*/100),
+                      1, {"A100"}))
+      .Job(WithModels(MakePendingJob("hi", "lab", GpuRequest(4000)), 9, {"H100"}))
+      .Job(WithModels(MakePendingJob("new", "lab", GpuRequest(4000)), 3, {"A100"}))
+      .Build();
+}
+
+Policy PreemptionOn() {
+  Policy policy;
+  policy.preemption.enabled = true;
+  return policy;
+}
+
+std::vector<std::string> Jobs(const auto& list) {
+  std::vector<std::string> out;
+  for (const auto& item : list) out.push_back(item.job);
+  return out;
+}
+
+// One pass would start hi (evicting mid) and new (evicting low), leaving mid, of a higher
+// priority than new, pending: the next cycle would evict new for mid. Settled, new never starts.
+TEST(SettleTest, AVictimIsServedBeforeALowerPriorityJob) {
+  const Snapshot snapshot = RequeueSnapshot();
+  absl::StatusOr<Decisions> d = Schedule(snapshot, PreemptionOn());
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(Jobs(d->starts), (std::vector<std::string>{"hi", "mid"}));
+  EXPECT_EQ(d->starts[0].placements[0].node, "n1");
+  EXPECT_EQ(d->starts[1].placements[0].node, "n2");
+  ASSERT_EQ(Jobs(d->preemptions), (std::vector<std::string>{"low", "mid"}));
+  // low was evicted for new, whom mid then evicted: in the end, for mid.
+  EXPECT_EQ(d->preemptions[0].for_job, "mid");
+  EXPECT_EQ(d->preemptions[1].for_job, "hi");
+  ASSERT_EQ(Jobs(d->pending), (std::vector<std::string>{"new"}));
+  EXPECT_EQ(d->counters.jobs_started, 2);
+  EXPECT_EQ(d->counters.preemptions, 2);
+
+  // The fixed point: applied, the next cycle changes nothing.
+  Snapshot applied = snapshot;
+  ASSERT_TRUE(ApplyDecisions(*d, applied).ok());
+  absl::StatusOr<Decisions> again = Schedule(applied, PreemptionOn());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->starts.empty());
+  EXPECT_TRUE(again->preemptions.empty());
+}
+
+// Without preemption nothing is evicted and the cycle is one pass: the counters are that pass's.
+TEST(SettleTest, ACycleWithoutEvictionsIsOnePass) {
+  const Snapshot snapshot = RequeueSnapshot();
+  absl::StatusOr<Decisions> d = Schedule(snapshot, Policy{});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->starts.empty());
+  EXPECT_EQ(d->counters.jobs_considered, 2);
+}
+
+// The passes share the candidate budget: when the first pass spends it all, no second pass
+// runs, and the decisions are the first pass's (new starts; mid waits, unsettled).
+TEST(SettleTest, ThePassesShareTheCandidateBudget) {
+  const Snapshot snapshot = RequeueSnapshot();
+  Policy policy = PreemptionOn();
+  const Decisions one_pass = internal::RunCyclePass(snapshot, policy);
+  EXPECT_EQ(Jobs(one_pass.starts), (std::vector<std::string>{"hi", "new"}));
+  policy.budgets.max_candidates = one_pass.counters.candidates_evaluated;
+  absl::StatusOr<Decisions> d = Schedule(snapshot, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(Jobs(d->starts), (std::vector<std::string>{"hi", "new"}));
+  EXPECT_EQ(d->counters.candidates_evaluated, one_pass.counters.candidates_evaluated);
+  // One candidate more lets the second pass begin: it evicts new for mid.
+  policy.budgets.max_candidates = one_pass.counters.candidates_evaluated + 1;
+  d = Schedule(snapshot, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(Jobs(d->starts), (std::vector<std::string>{"hi", "mid"}));
+}
+
+}  // namespace
+}  // namespace gpupool
