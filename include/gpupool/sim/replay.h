@@ -122,6 +122,18 @@ struct ReplayOptions {
   bool free_preemption = false;
   // 2D-LAS level thresholds in GPU-seconds for the priorities of the LAS queue modes.
   std::vector<int64_t> las_thresholds_gpu_seconds = {3250, 7200};
+  // Under the LAS queue modes: a job of a virtual cluster within its fair-share entitlement is
+  // raised this many half LAS levels (docs/replay.md, "The fairness knob"). When it is set,
+  // priorities are -2 x (2D-LAS level), plus the boost for such a job, so that the boost may
+  // sit between two levels: 1 orders a cluster within its entitlement first inside a level, 2
+  // puts its jobs level with those of the next level down of the other clusters, 2 x (number
+  // of thresholds) + 1 above every job of a cluster beyond its entitlement. The entitlement is
+  // the metrics' own (the guarantees bounded by demand, the rest water-filled with weight 1);
+  // a pending job is within it when its cluster's GPUs plus its own fit in it, a running job
+  // when its cluster's GPUs do (so a job evicted for a boosted one is not boosted to evict it
+  // back). 0: plain 2D-LAS priorities, -(level). In [0, 1000]; must be 0 under
+  // QueueMode::kPerCluster.
+  int64_t fair_share_boost_half_levels = 0;
   // While jobs wait, the host also runs a cycle this many seconds after the previous one, even
   // without an arrival or completion (0: cycles only at arrivals and completions). A policy that
   // waits for victims to checkpoint (max_victim_lost_s) needs it: a checkpoint is not an event.
