@@ -43,12 +43,14 @@ Snapshot MakePoolSnapshot(const ReplayPool& pool);
 
 // How jobs become queues and priorities, which the named policies set (MakeReplayPolicy).
 enum class QueueMode {
-  // One queue per virtual cluster, priority 0 (fifo, default).
+  // One queue per virtual cluster, priority 0 (fifo).
   kPerCluster,
   // All jobs in one queue "all", each job's priority = -(its 2D-LAS level) at every cycle, so
-  // that same-queue priority preemption carries out 2D-LAS across tenants, as Tiresias does.
+  // that same-queue priority preemption carries out 2D-LAS across tenants, as Tiresias does
+  // (las, las-free, default; fair_share_boost_half_levels adds to it).
   kSingleQueueLas,
-  // One queue per virtual cluster, and each job's priority = -(its 2D-LAS level) inside it.
+  // One queue per virtual cluster, and each job's priority = -(its 2D-LAS level) inside it
+  // (guarantees).
   kPerClusterLas,
 };
 
@@ -151,11 +153,12 @@ struct ReplayOptions {
   ReplayFailures failures;
 };
 
-// The options of a named replay policy: "fifo", "las", "las-free" or "default" (docs/replay.md
-// says what each sets and why). InvalidArgument for other names.
+// The options of a named replay policy: "fifo", "las", "las-free", "default" or "guarantees"
+// (docs/replay.md says what each sets and why). InvalidArgument for other names.
 absl::StatusOr<ReplayOptions> MakeReplayOptions(std::string_view policy_name);
 
-// Names accepted by MakeReplayOptions, in a stable order.
+// The E2 policies ("fifo", "las", "las-free", "default"; what `--policy all` runs), in a stable
+// order. MakeReplayOptions also accepts "guarantees".
 std::vector<std::string> ReplayPolicyNames();
 
 // What one virtual cluster received.
@@ -282,8 +285,9 @@ struct ReplayBudgets {
   int64_t period_s = 0;
   int64_t periods = 0;
   // Whether the engine saw the budgets: true when the queue mode gives the engine one queue per
-  // virtual cluster (fifo, default); false under the single-queue LAS policies (las, las-free),
-  // whose one queue carries no cluster's budget, so the budgets are only recorded.
+  // virtual cluster (fifo, guarantees); false under the single-queue LAS policies (las,
+  // las-free, default), whose one queue carries no cluster's budget, so the budgets are only
+  // recorded.
   bool enforced = false;
   // The queues with a budget, by name.
   std::vector<QueueBudgetUse> queues;
