@@ -103,7 +103,8 @@ TEST(ReplayBudgets, SingleQueuePoliciesRecordButDoNotEnforce) {
   }
 }
 
-// Under `default`, the budget decides whether "b" may reclaim GPUs from "a". "a" fills the node
+// Under `guarantees` (one engine queue per cluster), the budget decides whether "b" may reclaim
+// GPUs from "a". "a" fills the node
 // with eight 1-GPU jobs of 20,000 s; "b" asks for 4 GPUs at 8,000 s. Within budget, "a"'s
 // guarantee (its share of the demand: 8 x 20,000 of 8 x 20,000 + 4 x 1,000 GPU-s, 7.8 GPUs)
 // protects its jobs and "b" waits for them to end. Over its budget "a" has no guarantee, holds
@@ -112,7 +113,7 @@ TEST(ReplayBudgets, TheEngineActsOnASpentBudget) {
   std::vector<TraceJob> jobs;
   for (int i = 0; i < 8; ++i) jobs.push_back(J(0, 1, 20'000, "a"));
   jobs.push_back(J(8'000, 4, 1'000, "b"));
-  ReplayOptions within = Named("default");
+  ReplayOptions within = Named("guarantees");
   within.queues = {
       ReplayQueue{.queue = "a", .labels = {}, .budget_milli_gpu_seconds = 1000 * kGpuHour}};
   absl::StatusOr<ReplayResult> kept = RunReplay(within, jobs);

@@ -124,15 +124,76 @@ TEST(Replay, DefaultPreemptsVictimsThatHaveJustCheckpointed) {
   EXPECT_DOUBLE_EQ(r->metrics.gpu_hours_lost_to_preemption, 8 * 160 / 3600.0);
 }
 
-// Across virtual clusters the reclaim rules hold: S's cluster "b" is guaranteed almost nothing
-// (its share of the demand), so it would borrow, and L's cluster "a" would drop below its
-// guarantee. S waits for L.
-TEST(Replay, DefaultKeepsAnotherClustersGuarantee) {
-  auto r = RunReplay(Named("default", kOneNode), {J(0, 8, 10000, "a"), J(4000, 1, 100, "b")});
+// Under `guarantees` the reclaim rules hold across virtual clusters: S's cluster "b" is
+// guaranteed almost nothing (its share of the demand), so it would borrow, and L's cluster "a"
+// would drop below its guarantee. S waits for L.
+TEST(Replay, GuaranteesKeepsAnotherClustersGuarantee) {
+  auto r = RunReplay(Named("guarantees", kOneNode), {J(0, 8, 10000, "a"), J(4000, 1, 100, "b")});
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->jobs[0].completion, 10000);
   EXPECT_EQ(r->jobs[1].completion, 10100);
   EXPECT_EQ(r->metrics.preemptions, 0);
+}
+
+// `default` is 2D-LAS over every cluster: the same S of another cluster evicts L as in
+// DefaultPreemptsVictimsThatHaveJustCheckpointed. Neither gets the fair-share boost: "b" is
+// entitled to about 10 milli-GPUs (its share of the demand, 100 of 80,100 GPU-s), less than S's
+// GPU, and "a" holds all 8 GPUs, more than its 7.99.
+TEST(Replay, DefaultPreemptsAcrossClusters) {
+  auto r = RunReplay(Named("default", kOneNode), {J(0, 8, 10000, "a"), J(4000, 1, 100, "b")});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->jobs[1].first_start, 5500);
+  EXPECT_EQ(r->jobs[0].completion, 5600 + 60 + 4600);
+  EXPECT_EQ(r->metrics.preemptions, 1);
+}
+
+// The fair-share boost orders a level against its clusters' shares. The node is full of "a"'s
+// eight 1-GPU jobs; X of "a" (at 10) and Y of "b" (at 20) wait, both at LAS level 0, and one GPU
+// frees at 1,000. "b"'s later 8-GPU job gives it a guarantee of about 4.26 GPUs, so at 1,000
+// (demand: "a" 9 GPUs, "b" 1) "b" is entitled to 1 GPU and "a" to the other 7, which it holds:
+// with the boost Y (within "b"'s entitlement) goes before X (beyond "a"'s), and X starts when Y
+// ends. Without it, FIFO inside the level: X first.
+TEST(Replay, FairShareBoostServesTheClusterBelowItsEntitlement) {
+  std::vector<TraceJob> jobs = {J(0, 1, 1000, "a")};
+  for (int k = 0; k < 7; ++k) jobs.push_back(J(0, 1, 50000, "a"));
+  jobs.push_back(J(10, 1, 100, "a"));  // X, index 8
+  jobs.push_back(J(20, 1, 100, "b"));  // Y, index 9
+  jobs.push_back(J(100000, 8, 50000, "b"));
+  ReplayOptions boosted = Named("default", kOneNode);
+  ASSERT_EQ(boosted.fair_share_boost_half_levels, 2);
+  auto r = RunReplay(boosted, jobs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->jobs[9].first_start, 1000);
+  EXPECT_EQ(r->jobs[8].first_start, 1100);
+  ReplayOptions pure = boosted;
+  pure.fair_share_boost_half_levels = 0;
+  auto p = RunReplay(pure, jobs);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->jobs[8].first_start, 1000);
+  EXPECT_EQ(p->jobs[9].first_start, 1100);
+}
+
+// One test per kind of bad fair_share_boost_half_levels: negative, above 1,000, and set under the
+// per-cluster FIFO mode, whose priorities are all 0.
+TEST(Replay, BadFairShareBoostIsInvalidArgument) {
+  const std::vector<TraceJob> jobs = {J(0, 1, 10)};
+  ReplayOptions negative = Named("default", kOneNode);
+  negative.fair_share_boost_half_levels = -1;
+  auto a = RunReplay(negative, jobs);
+  EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(a.status().message().find("fair_share_boost_half_levels: must be in [0, 1000], got -1"),
+            std::string::npos)
+      << a.status();
+  ReplayOptions huge = Named("default", kOneNode);
+  huge.fair_share_boost_half_levels = 1001;
+  auto b = RunReplay(huge, jobs);
+  EXPECT_EQ(b.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(b.status().message().find("got 1001"), std::string::npos) << b.status();
+  ReplayOptions fifo = Named("fifo", kOneNode);
+  fifo.fair_share_boost_half_levels = 1;
+  auto c = RunReplay(fifo, jobs);
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(c.status().message().find("needs a LAS queue mode"), std::string::npos) << c.status();
 }
 
 TEST(Replay, DefaultOrdersByLasThenFifo) {

@@ -43,12 +43,14 @@ Snapshot MakePoolSnapshot(const ReplayPool& pool);
 
 // How jobs become queues and priorities, which the named policies set (MakeReplayPolicy).
 enum class QueueMode {
-  // One queue per virtual cluster, priority 0 (fifo, default).
+  // One queue per virtual cluster, priority 0 (fifo).
   kPerCluster,
   // All jobs in one queue "all", each job's priority = -(its 2D-LAS level) at every cycle, so
-  // that same-queue priority preemption carries out 2D-LAS across tenants, as Tiresias does.
+  // that same-queue priority preemption carries out 2D-LAS across tenants, as Tiresias does
+  // (las, las-free, default; fair_share_boost_half_levels adds to it).
   kSingleQueueLas,
-  // One queue per virtual cluster, and each job's priority = -(its 2D-LAS level) inside it.
+  // One queue per virtual cluster, and each job's priority = -(its 2D-LAS level) inside it
+  // (guarantees).
   kPerClusterLas,
 };
 
@@ -122,6 +124,18 @@ struct ReplayOptions {
   bool free_preemption = false;
   // 2D-LAS level thresholds in GPU-seconds for the priorities of the LAS queue modes.
   std::vector<int64_t> las_thresholds_gpu_seconds = {3250, 7200};
+  // Under the LAS queue modes: a job of a virtual cluster within its fair-share entitlement is
+  // raised this many half LAS levels (docs/replay.md, "The fairness knob"). When it is set,
+  // priorities are -2 x (2D-LAS level), plus the boost for such a job, so that the boost may
+  // sit between two levels: 1 orders a cluster within its entitlement first inside a level, 2
+  // puts its jobs level with those of the next level down of the other clusters, 2 x (number
+  // of thresholds) + 1 above every job of a cluster beyond its entitlement. The entitlement is
+  // the metrics' own (the guarantees bounded by demand, the rest water-filled with weight 1);
+  // a pending job is within it when its cluster's GPUs plus its own fit in it, a running job
+  // when its cluster's GPUs do (so a job evicted for a boosted one is not boosted to evict it
+  // back). 0: plain 2D-LAS priorities, -(level). In [0, 1000]; must be 0 under
+  // QueueMode::kPerCluster.
+  int64_t fair_share_boost_half_levels = 0;
   // While jobs wait, the host also runs a cycle this many seconds after the previous one, even
   // without an arrival or completion (0: cycles only at arrivals and completions). A policy that
   // waits for victims to checkpoint (max_victim_lost_s) needs it: a checkpoint is not an event.
@@ -139,11 +153,12 @@ struct ReplayOptions {
   ReplayFailures failures;
 };
 
-// The options of a named replay policy: "fifo", "las", "las-free" or "default" (docs/replay.md
-// says what each sets and why). InvalidArgument for other names.
+// The options of a named replay policy: "fifo", "las", "las-free", "default" or "guarantees"
+// (docs/replay.md says what each sets and why). InvalidArgument for other names.
 absl::StatusOr<ReplayOptions> MakeReplayOptions(std::string_view policy_name);
 
-// Names accepted by MakeReplayOptions, in a stable order.
+// The E2 policies ("fifo", "las", "las-free", "default"; what `--policy all` runs), in a stable
+// order. MakeReplayOptions also accepts "guarantees".
 std::vector<std::string> ReplayPolicyNames();
 
 // What one virtual cluster received.
@@ -270,8 +285,9 @@ struct ReplayBudgets {
   int64_t period_s = 0;
   int64_t periods = 0;
   // Whether the engine saw the budgets: true when the queue mode gives the engine one queue per
-  // virtual cluster (fifo, default); false under the single-queue LAS policies (las, las-free),
-  // whose one queue carries no cluster's budget, so the budgets are only recorded.
+  // virtual cluster (fifo, guarantees); false under the single-queue LAS policies (las,
+  // las-free, default), whose one queue carries no cluster's budget, so the budgets are only
+  // recorded.
   bool enforced = false;
   // The queues with a budget, by name.
   std::vector<QueueBudgetUse> queues;

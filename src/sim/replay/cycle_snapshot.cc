@@ -10,6 +10,7 @@
 
 #include "fmt/format.h"
 #include "gpupool/resources.h"
+#include "sim/replay/metrics.h"
 
 namespace gpupool::sim::internal {
 namespace {
@@ -55,6 +56,7 @@ CycleSnapshot::CycleSnapshot(const ReplayOptions& options, const std::vector<Tra
       checkpoints_(options),
       prune_(!options.policy.preemption.enabled && options.policy.queue_order == QueueOrder::kNone),
       las_priority_(options.queue_mode != QueueMode::kPerCluster),
+      tenants_(tenants),
       snapshot_(MakePoolSnapshot(options.pool)) {
   const bool single_queue = options.queue_mode == QueueMode::kSingleQueueLas;
   if (single_queue) {
@@ -101,6 +103,7 @@ bool CycleSnapshot::WorthScheduling(const RunState& state) const {
 const Snapshot& CycleSnapshot::Build(int64_t now, const RunState& state) {
   snapshot_.now = now;
   snapshot_.jobs.clear();
+  UpdateEntitlements(state);
   if (prune_) {
     AddStandIns(now, state);
   } else {
@@ -110,8 +113,24 @@ const Snapshot& CycleSnapshot::Build(int64_t now, const RunState& state) {
   return snapshot_;
 }
 
-int32_t CycleSnapshot::Priority(const JobRun& job, int64_t service_s) const {
-  return las_priority_ ? -LasLevel(options_.las_thresholds_gpu_seconds, service_s * job.gpus) : 0;
+void CycleSnapshot::UpdateEntitlements(const RunState& state) {
+  if (!las_priority_ || options_.fair_share_boost_half_levels <= 0) return;
+  // The yardstick of the metrics (metrics.h), so that the boost aims at what Jain's index
+  // measures.
+  WaterFill(tenants_.guarantee_milli, state.demand_milli(), state.total_gpus() * kMilliPerGpu,
+            entitled_milli_);
+}
+
+int32_t CycleSnapshot::Priority(const JobRun& job, int64_t service_s, int64_t tenant_milli) const {
+  if (!las_priority_) return 0;
+  const int32_t level = LasLevel(options_.las_thresholds_gpu_seconds, service_s * job.gpus);
+  if (entitled_milli_.empty()) return -level;
+  // In half levels, so that the boost can sit between two levels.
+  int32_t priority = -2 * level;
+  if (tenant_milli <= entitled_milli_[static_cast<size_t>(job.tenant)]) {
+    priority += static_cast<int32_t>(options_.fair_share_boost_half_levels);
+  }
+  return priority;
 }
 
 void CycleSnapshot::AddStandIns(int64_t now, const RunState& state) {
@@ -145,7 +164,8 @@ void CycleSnapshot::AddRunning(int64_t now, const RunState& state) {
     const JobRun& run = state.job(i);
     Job job = templates_[i];
     const int64_t service = ServiceAt(run, now);
-    job.priority = Priority(run, service);
+    // A running job is already counted in its tenant's usage.
+    job.priority = Priority(run, service, state.usage_milli()[static_cast<size_t>(run.tenant)]);
     job.state = JobState::kRunning;
     job.start_time = run.run_start;
     job.placements = run.placements;
@@ -180,7 +200,9 @@ void CycleSnapshot::AddPending(const RunState& state) {
     Job job = templates_[i];
     job.attained_service_s = run.service_before;
     job.pending_since = run.pending_since;
-    job.priority = Priority(run, run.service_before);
+    job.priority =
+        Priority(run, run.service_before,
+                 state.usage_milli()[static_cast<size_t>(run.tenant)] + run.gpus * kMilliPerGpu);
     job.checkpointing.interval_s = checkpoints_.interval_s();
     job.checkpointing.restore_time_s = checkpoints_.RestoreCost();
     snapshot_.jobs.push_back(std::move(job));

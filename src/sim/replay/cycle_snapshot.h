@@ -4,7 +4,8 @@
 // The pool part (nodes, queues) and each job's template (id "j000042", queue, submit time,
 // shape) are built once; at every cycle the dynamic fields are filled in: running jobs with
 // their placements, attained service and last checkpoint, pending jobs with the time they began
-// waiting, and under the LAS queue modes each job's priority, -(its 2D-LAS level).
+// waiting, and under the LAS queue modes each job's priority, -(its 2D-LAS level), plus
+// ReplayOptions::fair_share_boost_half_levels when its tenant is below its fair-share entitlement.
 //
 // Queues carry the tenants' labels and budgets (ReplayOptions::queues), and before each cycle
 // the driver sets what each has used of its budget this period (SetBudgetUsed).
@@ -53,7 +54,11 @@ class CycleSnapshot {
   void AddStandIns(int64_t now, const RunState& state);
   void AddRunning(int64_t now, const RunState& state);
   void AddPending(const RunState& state);
-  int32_t Priority(const JobRun& job, int64_t service_s) const;
+  // -(2D-LAS level) under the LAS queue modes, plus the fair-share boost when the job's
+  // tenant, holding `tenant_milli` with the job counted, stays within its entitlement.
+  int32_t Priority(const JobRun& job, int64_t service_s, int64_t tenant_milli) const;
+  // The tenants' entitlements at this cycle (fair_share_boost_half_levels > 0 only).
+  void UpdateEntitlements(const RunState& state);
 
   const ReplayOptions& options_;
   const CheckpointModel checkpoints_;
@@ -61,8 +66,11 @@ class CycleSnapshot {
   const bool prune_;
   // Under the LAS queue modes, priorities are -(2D-LAS level).
   const bool las_priority_;
+  const Tenants& tenants_;
   Snapshot snapshot_;
   std::vector<Job> templates_;
+  // Per tenant, milli-GPUs entitled at the current cycle (empty without the boost).
+  std::vector<int64_t> entitled_milli_;
 };
 
 }  // namespace gpupool::sim::internal

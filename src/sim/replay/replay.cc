@@ -57,6 +57,16 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
   if (options.budget_period_s <= 0) {
     return absl::InvalidArgumentError("budget_period_s: must be > 0");
   }
+  if (options.fair_share_boost_half_levels < 0 || options.fair_share_boost_half_levels > 1000) {
+    return absl::InvalidArgumentError(
+        fmt::format("fair_share_boost_half_levels: must be in [0, 1000], got {}",
+                    options.fair_share_boost_half_levels));
+  }
+  if (options.fair_share_boost_half_levels > 0 && options.queue_mode == QueueMode::kPerCluster) {
+    return absl::InvalidArgumentError(
+        "fair_share_boost_half_levels: needs a LAS queue mode (priorities are all 0 under "
+        "kPerCluster)");
+  }
   absl::StatusOr<internal::Tenants> tenants = internal::MakeTenants(jobs, pool.TotalGpus());
   if (!tenants.ok()) return tenants.status();
   if (absl::Status status = internal::SetQueueSettings(options.queues, *tenants); !status.ok()) {
