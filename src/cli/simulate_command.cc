@@ -59,6 +59,7 @@ struct SimulateFlags {
   std::string engine = "incremental";
   int synthetic_pods = 8152;
   bool quiet = false;
+  bool consolidation = false;
   // --protocol replay
   std::string cluster;
   std::string window_start;
@@ -412,6 +413,8 @@ int RunReplayProtocol(const SimulateFlags& f) {
       return kExitUsage;
     }
     options->failures = failures;
+    // Stage 8 on for the measurement of docs/replay.md ("Consolidation in the replay").
+    if (f.consolidation) options->policy.consolidation.enabled = true;
     if (absl::Status status = SetReplayQueues(f, jobs, prices, *options); !status.ok()) {
       PrintError(status);
       return kExitInvalidInput;
@@ -672,6 +675,8 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
                   "hours (24)");
   cmd->add_option("--failure-seed", flags->failure_seed,
                   "--protocol replay: seed of the failures (1)");
+  cmd->add_flag("--consolidation", flags->consolidation,
+               "Replay: turn on the engine's consolidation (stage 8) for every policy");
   cmd->add_flag("--quiet", flags->quiet, "No summary table, no progress");
   cmd->callback([flags, exit_code]() { *exit_code = RunSimulate(*flags); });
 }

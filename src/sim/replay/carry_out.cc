@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -29,18 +30,19 @@ absl::Status CarryOutDecisions(const Decisions& decisions, int64_t now,
                                const CheckpointModel& checkpoints, RunState& state,
                                ReplayEvents& events, MetricsRecorder& metrics,
                                LedgerRecorder& ledger) {
-  for (const PreemptDecision& p : decisions.preemptions) {
-    const absl::StatusOr<int32_t> i = JobIndex(p.job, state);
+  // A stop: the job keeps the work of its last checkpoint and pays a restore when it runs again.
+  auto stop = [&](const std::string& job, const std::string& for_job_id) -> absl::Status {
+    const absl::StatusOr<int32_t> i = JobIndex(job, state);
     if (!i.ok()) return i.status();
     const JobRun& run = state.job(*i);
     if (run.phase != Phase::kRunning) {
-      return absl::InternalError(fmt::format("preempt {}: not running", p.job));
+      return absl::InternalError(fmt::format("preempt {}: not running", job));
     }
     const int64_t work = WorkAt(run, now);
     const int64_t kept = checkpoints.KeptWork(work);
     const int64_t restore = checkpoints.RestoreCost();
     metrics.Preempted(*i, run.gpus, work - kept + restore);
-    const absl::StatusOr<int32_t> for_job = JobIndex(p.for_job, state);
+    const absl::StatusOr<int32_t> for_job = JobIndex(for_job_id, state);
     if (absl::Status status = ledger.Preempted(*i, now, checkpoints.LastCheckpointTime(run, now),
                                                for_job.ok() ? *for_job : -1);
         !status.ok()) {
@@ -48,20 +50,38 @@ absl::Status CarryOutDecisions(const Decisions& decisions, int64_t now,
     }
     events.CancelCompletion(run.completion, *i);
     state.Preempt(*i, now, kept, restore);
-  }
-  for (const StartDecision& d : decisions.starts) {
-    const absl::StatusOr<int32_t> i = JobIndex(d.job, state);
+    return absl::OkStatus();
+  };
+  auto start = [&](const std::string& job,
+                   const std::vector<ReplicaPlacement>& placements) -> absl::Status {
+    const absl::StatusOr<int32_t> i = JobIndex(job, state);
     if (!i.ok()) return i.status();
     const JobRun& run = state.job(*i);
     if (run.phase != Phase::kPending) {
-      return absl::InternalError(fmt::format("start {}: not pending", d.job));
+      return absl::InternalError(fmt::format("start {}: not pending", job));
     }
     metrics.Started(*i, now, run.pending_since);
-    if (absl::Status status = ledger.Started(*i, now, run, d.placements); !status.ok()) {
+    if (absl::Status status = ledger.Started(*i, now, run, placements); !status.ok()) {
       return status;
     }
-    state.Start(*i, now, d.placements);
+    state.Start(*i, now, placements);
     events.AddCompletion(state.job(*i).completion, *i);
+    return absl::OkStatus();
+  };
+  for (const PreemptDecision& p : decisions.preemptions) {
+    if (absl::Status status = stop(p.job, p.for_job); !status.ok()) return status;
+  }
+  // Moves (consolidation, with the policy's consolidation on): every mover is stopped where it
+  // runs, like a victim, then each restarts at once at its new place (one mover may go where
+  // another was).
+  for (const MigrateDecision& m : decisions.migrations) {
+    if (absl::Status status = stop(m.job, m.for_job); !status.ok()) return status;
+  }
+  for (const MigrateDecision& m : decisions.migrations) {
+    if (absl::Status status = start(m.job, m.to); !status.ok()) return status;
+  }
+  for (const StartDecision& d : decisions.starts) {
+    if (absl::Status status = start(d.job, d.placements); !status.ok()) return status;
   }
   if (state.free_gpus() < 0) return absl::InternalError("GPUs over-committed");
   return absl::OkStatus();

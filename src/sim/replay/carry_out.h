@@ -1,6 +1,7 @@
 // Carrying out one cycle's decisions in the replay, as a host would with ApplyDecisions():
 // preemptions first (each victim keeps the work of its last checkpoint, pays a restore on its
-// next start and waits again), then starts (each job runs on the placements the engine chose
+// next start and waits again), then migrations (a stop priced as a preemption, then a start at
+// the new place at once), then starts (each job runs on the placements the engine chose
 // until it completes or is preempted). The run state, the event queue and the metrics move
 // together.
 //
