@@ -676,7 +676,7 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--failure-seed", flags->failure_seed,
                   "--protocol replay: seed of the failures (1)");
   cmd->add_flag("--consolidation", flags->consolidation,
-               "Replay: turn on the engine's consolidation (stage 8) for every policy");
+                "Replay: turn on the engine's consolidation (stage 8) for every policy");
   cmd->add_flag("--quiet", flags->quiet, "No summary table, no progress");
   cmd->callback([flags, exit_code]() { *exit_code = RunSimulate(*flags); });
 }

@@ -2,8 +2,8 @@
 #ifndef GPUPOOL_SRC_ENGINE_CYCLE_H_
 #define GPUPOOL_SRC_ENGINE_CYCLE_H_
 
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>

@@ -316,8 +316,7 @@ std::vector<int32_t> FindRestoration(const SnapshotIndex& index, WorkingState& s
   return Restoration(index, state, headroom, r, rules, policy, counters).Find();
 }
 
-void Headroom::Describe(const HeadroomRule& rule, bool preemption_enabled,
-                        HeadroomReport& report) {
+void Headroom::Describe(const HeadroomRule& rule, bool preemption_enabled, HeadroomReport& report) {
   const std::string kept =
       fmt::format("{} kept free for priority >= {}", Units(rule.count, rule), rule.min_priority);
   if (!report.preempted.empty()) {
@@ -331,7 +330,7 @@ void Headroom::Describe(const HeadroomRule& rule, bool preemption_enabled,
   if (report.shortfall > 0) {
     report.detail += fmt::format(
         "; {} short: {}", report.shortfall,
-        !rule.restore        ? std::string("restore is off for this rule")
+        !rule.restore         ? std::string("restore is off for this rule")
         : !preemption_enabled ? std::string("preemption is off (preemption.enabled)")
                               : fmt::format("no set of running jobs below priority {} that the "
                                             "preemption rules let go frees that much",

@@ -57,8 +57,9 @@ int64_t Reserver::ExpectedEnd(int32_t j) const {
   // A backfilled job was admitted to end by its estimate plus the margin (and is not overrun
   // before then): a reservation counts on that, not on the bare estimate.
   if (policy_.backfill.enabled && job.backfilled) {
-    remaining = policy_.backfill.margin_s > kNever - remaining ? kNever
-                                                               : remaining + policy_.backfill.margin_s;
+    remaining = policy_.backfill.margin_s > kNever - remaining
+                    ? kNever
+                    : remaining + policy_.backfill.margin_s;
   }
   const int64_t now = index_.snapshot().now;
   return remaining > kNever - now ? kNever : now + remaining;

@@ -21,8 +21,8 @@
 //     pass finds free, and whom any pass evicted for the rule; counters add up the passes' work,
 //     and count the decisions that remain.
 // The passes share the policy's budgets (candidates, preemption plans, consolidation plans; each
-// pass explains its pending jobs with the whole counterfactual budget). At most kMaxPasses passes run (a cycle cut
-// there is not settled; the property tests find none).
+// pass explains its pending jobs with the whole counterfactual budget). At most kMaxPasses passes
+// run (a cycle cut there is not settled; the property tests find none).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -36,8 +36,8 @@
 #include "cycle.h"
 #include "gpupool/apply.h"
 #include "headroom.h"
-#include "order.h"
 #include "internal/check.h"
+#include "order.h"
 
 namespace gpupool::internal {
 namespace {
@@ -45,8 +45,7 @@ namespace {
 constexpr int kMaxPasses = 8;
 
 bool ChangesSomething(const Decisions& d) {
-  return !d.starts.empty() || !d.preemptions.empty() || !d.migrations.empty() ||
-         !d.resizes.empty();
+  return !d.starts.empty() || !d.preemptions.empty() || !d.migrations.empty() || !d.resizes.empty();
 }
 
 // Same replicas on the same GPUs (gpu_milli may be left 0 in a snapshot's placements).
@@ -228,8 +227,7 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   // property tests check it); with backfill, a reservation made mid-pass may move once the
   // pass's starts run.
   const bool backfill = policy.backfill.enabled && !first.starts.empty();
-  if (first.preemptions.empty() && first.migrations.empty() && first.resizes.empty() &&
-      !backfill) {
+  if (first.preemptions.empty() && first.migrations.empty() && first.resizes.empty() && !backfill) {
     return first;
   }
   History history;
@@ -267,11 +265,10 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
     std::vector<std::pair<std::string, int64_t>> tentative;
     for (const StartDecision& s : composed.starts) {
       const Job& job = *jobs.at(s.job);
-      const bool starving = job.state == JobState::kPending &&
-                            policy.preemption.starving_outrank &&
+      const bool starving = job.state == JobState::kPending && policy.preemption.starving_outrank &&
                             Starving(job, policy, snapshot.now);
-      tentative.emplace_back(s.job, starving ? std::numeric_limits<int64_t>::max()
-                                             : int64_t{job.priority});
+      tentative.emplace_back(
+          s.job, starving ? std::numeric_limits<int64_t>::max() : int64_t{job.priority});
     }
     Decisions next = RunCyclePass(state, pass_policy, tentative);
     if (observe) observe(state, next);
@@ -291,7 +288,8 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
     composed = Compose(snapshot, state, history, first);
   }
   composed.counters = work;
-  composed.counters.passes = static_cast<int64_t>(changed.size()) + (ChangesSomething(last) ? 0 : 1);
+  composed.counters.passes =
+      static_cast<int64_t>(changed.size()) + (ChangesSomething(last) ? 0 : 1);
   composed.counters.jobs_started = static_cast<int64_t>(composed.starts.size());
   composed.counters.preemptions = static_cast<int64_t>(composed.preemptions.size());
   composed.counters.migrations = static_cast<int64_t>(composed.migrations.size());

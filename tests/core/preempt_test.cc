@@ -7,10 +7,10 @@
 #include <tuple>
 #include <vector>
 
+#include "cycle.h"
 #include "gmock/gmock.h"
 #include "gpupool/apply.h"
 #include "gpupool/schedule.h"
-#include "cycle.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
 

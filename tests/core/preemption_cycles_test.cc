@@ -70,10 +70,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cycle.h"
 #include "fmt/format.h"
 #include "gpupool/apply.h"
 #include "gpupool/schedule.h"
-#include "cycle.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
 #include "testing/generator.h"
@@ -422,15 +422,12 @@ void CheckCycle(const Setup& setup, const Snapshot& s, const Decisions& d, const
     const Job* beneficiary = tree.job(p.for_job);
     // (a) The beneficiary was pending, or is a victim of this cycle placed again (settling may
     // hand a victim's room to another victim of a higher rank).
-    const bool replaced_victim = beneficiary != nullptr &&
-                                 beneficiary->state == JobState::kRunning &&
-                                 started.count(p.for_job) &&
-                                 std::any_of(d.preemptions.begin(), d.preemptions.end(),
-                                             [&](const PreemptDecision& q) {
-                                               return q.job == p.for_job;
-                                             });
-    if (beneficiary == nullptr ||
-        (beneficiary->state != JobState::kPending && !replaced_victim)) {
+    const bool replaced_victim =
+        beneficiary != nullptr && beneficiary->state == JobState::kRunning &&
+        started.count(p.for_job) &&
+        std::any_of(d.preemptions.begin(), d.preemptions.end(),
+                    [&](const PreemptDecision& q) { return q.job == p.for_job; });
+    if (beneficiary == nullptr || (beneficiary->state != JobState::kPending && !replaced_victim)) {
       fail(kBeneficiaryStarts,
            fmt::format("{} evicted for {}, not a pending job", p.job, p.for_job));
     }
@@ -487,10 +484,10 @@ void CheckCycle(const Setup& setup, const Snapshot& s, const Decisions& d, const
     // (d)
     if (victim->queue == beneficiary->queue) {
       if (victim->priority >= beneficiary->priority) {
-        fail(kPriorityWithinQueue,
-             fmt::format("{} (priority {}) evicted for {} (priority {}) of the same queue {}",
-                         p.job, victim->priority, beneficiary->id, beneficiary->priority,
-                         victim->queue));
+        fail(
+            kPriorityWithinQueue,
+            fmt::format("{} (priority {}) evicted for {} (priority {}) of the same queue {}", p.job,
+                        victim->priority, beneficiary->id, beneficiary->priority, victim->queue));
       }
     } else {
       ++stats.cross_queue_preemptions;
@@ -629,8 +626,8 @@ void CheckPasses(const Setup& setup, const Snapshot& s, Stats& stats,
     ++pass;
     Snapshot applied = input;
     if (absl::Status status = ApplyDecisions(d, applied); !status.ok()) {
-      out.emplace_back(kSanity, fmt::format("pass {}: ApplyDecisions failed: {}", pass,
-                                            status.ToString()));
+      out.emplace_back(kSanity,
+                       fmt::format("pass {}: ApplyDecisions failed: {}", pass, status.ToString()));
       return;
     }
     // Jobs the earlier passes started (or restarted elsewhere).
@@ -889,7 +886,8 @@ TEST(PreemptionCyclesTest, InvariantsHoldOverCycles) {
       "them undetermined; {} reasons unparsed)\n{}",
       kSeeds, kCycles, s.cycles, s.quiet_cycles, s.stretches, s.starts, s.preemptions,
       s.cross_queue_preemptions, s.restarted_victims, s.handed_on, s.cross_queue_plans,
-      s.near_guarantee_plans, s.below_guarantee_plans, s.undetermined_plans, s.unparsed_reasons, summary);
+      s.near_guarantee_plans, s.below_guarantee_plans, s.undetermined_plans, s.unparsed_reasons,
+      summary);
   for (Property p : {kSanity, kBeneficiaryStarts, kWholePreemptibleVictims, kGuarantees,
                      kPriorityWithinQueue, kStaysQuiet, kDeterminism}) {
     ExpectProperty(p);

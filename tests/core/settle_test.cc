@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cycle.h"
 #include "gpupool/apply.h"
 #include "gpupool/schedule.h"
-#include "cycle.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
 
@@ -39,12 +39,14 @@ Snapshot RequeueSnapshot() {
       .Node(MakeNode("n1", "H100", 4))
       .Node(MakeNode("n2", "A100", 4))
       .Queue("lab")
-      .Job(WithModels(MakeRunningJob("mid", "lab", GpuRequest(4000), {Placement("n1", {0, 1, 2, 3})},
-                                     /*start_time=*/100),
-                      5, {"H100", "A100"}))
-      .Job(WithModels(MakeRunningJob("low", "lab", GpuRequest(4000), {Placement("n2", {0, 1, 2, 3})},
-                                     /*start_time=*/100),
-                      1, {"A100"}))
+      .Job(
+          WithModels(MakeRunningJob("mid", "lab", GpuRequest(4000), {Placement("n1", {0, 1, 2, 3})},
+                                    /*start_time=*/100),
+                     5, {"H100", "A100"}))
+      .Job(
+          WithModels(MakeRunningJob("low", "lab", GpuRequest(4000), {Placement("n2", {0, 1, 2, 3})},
+                                    /*start_time=*/100),
+                     1, {"A100"}))
       .Job(WithModels(MakePendingJob("hi", "lab", GpuRequest(4000)), 9, {"H100"}))
       .Job(WithModels(MakePendingJob("new", "lab", GpuRequest(4000)), 3, {"A100"}))
       .Build();
