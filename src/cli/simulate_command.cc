@@ -10,6 +10,9 @@
 //       [--window-start YYYY-MM-DD --window-days D] --policy NAME[,NAME...|all] [--json OUT.json]
 //       [--html OUT.html] [--prices PRICES.json] [--chargeback OUT.csv] [--budgets BUDGETS.json]
 //       [--failures RATE|published] [--node-failures RATE] [--repair-hours H] [--failure-seed N]
+//       [--maintenance DAYS:HOURS] [--maintenance-notice-hours H] [--spot-nodes N]
+//       [--spot-reclaims RATE] [--spot-away-hours H] [--spot-seed N] [--scale-nodes N]
+//       [--scale-cost-per-hour X] [--provision-minutes M]
 //       (the job-level replay of the Philly trace in time, docs/replay.md)
 #include <unistd.h>
 
@@ -72,6 +75,17 @@ struct SimulateFlags {
   std::string node_failures;
   std::string repair_hours;
   uint64_t failure_seed = 1;
+  // --protocol replay: maintenance, spot nodes, scaling (docs/replay.md, "Maintenance, spot
+  // reclaims and scaling").
+  std::string maintenance;
+  std::string maintenance_notice_hours;
+  int64_t spot_nodes = 0;
+  std::string spot_reclaims;
+  std::string spot_away_hours;
+  uint64_t spot_seed = 1;
+  int64_t scale_nodes = 0;
+  std::string scale_cost_per_hour;
+  std::string provision_minutes;
 };
 
 // "42-51", "42,43,50" or "7".
@@ -236,6 +250,97 @@ absl::Status ParseFailureFlags(const SimulateFlags& f, sim::ReplayFailures& fail
   return absl::OkStatus();
 }
 
+// Hours with up to 6 decimals, in (0, max_hours] (or [0, ...] when zero_ok), to whole seconds
+// rounded half up; none when malformed or out of range.
+std::optional<int64_t> HoursToSeconds(const std::string& text, int64_t max_hours, bool zero_ok) {
+  const std::optional<int64_t> micro = ParseDecimal(text, 6, max_hours);
+  if (!micro) return std::nullopt;
+  const int64_t seconds = (*micro * 36 + 5000) / 10000;
+  if (seconds < (zero_ok ? 0 : 1)) return std::nullopt;
+  return seconds;
+}
+
+// Maintenance, spot nodes and scaling (--maintenance ... --provision-minutes) into `options`
+// (docs/cli.md). Usage errors name the option; the ranges the replay checks itself
+// (RunReplay) are reported from there.
+absl::Status ParsePoolOperationFlags(const SimulateFlags& f, sim::ReplayOptions& options) {
+  if (!f.maintenance.empty()) {
+    const size_t colon = f.maintenance.find(':');
+    const std::optional<int64_t> days = colon == std::string::npos
+                                            ? std::nullopt
+                                            : ParseDecimal(f.maintenance.substr(0, colon), 3, 3650);
+    const std::optional<int64_t> hours =
+        colon == std::string::npos ? std::nullopt
+                                   : HoursToSeconds(f.maintenance.substr(colon + 1), 87600, false);
+    if (!days || *days == 0 || !hours) {
+      return absl::InvalidArgumentError(fmt::format(
+          "--maintenance: expected DAYS:HOURS (each node's window every DAYS days, HOURS long; "
+          "e.g. 30:8), got \"{}\"",
+          f.maintenance));
+    }
+    options.maintenance.every_s = *days * 86400 / 1000;
+    options.maintenance.duration_s = *hours;
+  }
+  if (!f.maintenance_notice_hours.empty()) {
+    const std::optional<int64_t> s = HoursToSeconds(f.maintenance_notice_hours, 8784, true);
+    if (!s) {
+      return absl::InvalidArgumentError(
+          fmt::format("--maintenance-notice-hours: expected hours in [0, 8784], got \"{}\"",
+                      f.maintenance_notice_hours));
+    }
+    options.maintenance.notice_s = *s;
+  }
+  if (f.spot_nodes < 0 || f.spot_nodes > options.pool.nodes) {
+    return absl::InvalidArgumentError(
+        fmt::format("--spot-nodes: expected a count in [0, {}] (the pool's nodes), got {}",
+                    options.pool.nodes, f.spot_nodes));
+  }
+  options.spot.nodes = static_cast<int32_t>(f.spot_nodes);
+  if (!f.spot_reclaims.empty()) {
+    const std::optional<int64_t> rate = ParseDecimal(f.spot_reclaims, 3, 1000);
+    if (!rate) {
+      return absl::InvalidArgumentError(fmt::format(
+          "--spot-reclaims: expected reclaims per 1,000 spot node-days (a number in [0, 1000], at "
+          "most 3 decimals), got \"{}\"",
+          f.spot_reclaims));
+    }
+    options.spot.reclaims_per_million_node_days = *rate;
+  }
+  if (!f.spot_away_hours.empty()) {
+    const std::optional<int64_t> s = HoursToSeconds(f.spot_away_hours, 8760, false);
+    if (!s) {
+      return absl::InvalidArgumentError(fmt::format(
+          "--spot-away-hours: expected hours in (0, 8760], got \"{}\"", f.spot_away_hours));
+    }
+    options.spot.away_s = *s;
+  }
+  options.spot.seed = f.spot_seed;
+  if (f.scale_nodes < 0 || f.scale_nodes > 1000) {
+    return absl::InvalidArgumentError(
+        fmt::format("--scale-nodes: expected a count in [0, 1000], got {}", f.scale_nodes));
+  }
+  options.scaling.max_nodes = static_cast<int32_t>(f.scale_nodes);
+  if (!f.scale_cost_per_hour.empty()) {
+    const std::optional<int64_t> micro = ParseDecimal(f.scale_cost_per_hour, 6, 1'000'000);
+    if (!micro) {
+      return absl::InvalidArgumentError(fmt::format(
+          "--scale-cost-per-hour: expected a price per node-hour (at most 6 decimals, at most "
+          "1,000,000), got \"{}\"",
+          f.scale_cost_per_hour));
+    }
+    options.scaling.cost_per_hour_micro = *micro;
+  }
+  if (!f.provision_minutes.empty()) {
+    const std::optional<int64_t> units = ParseDecimal(f.provision_minutes, 3, 1440);
+    if (!units) {
+      return absl::InvalidArgumentError(fmt::format(
+          "--provision-minutes: expected minutes in [0, 1440], got \"{}\"", f.provision_minutes));
+    }
+    options.scaling.provision_s = (*units * 60 + 500) / 1000;
+  }
+  return absl::OkStatus();
+}
+
 // "64x8" (nodes x GPUs per node) or "64x8/16" (and nodes per rack) into `pool`.
 bool ParseClusterSpec(const std::string& spec, sim::ReplayPool& pool) {
   int nodes = 0, gpus = 0, per_rack = pool.nodes_per_rack;
@@ -383,8 +488,11 @@ int RunReplayProtocol(const SimulateFlags& f) {
     PrintError(status);
     return kExitUsage;
   }
-  // The failure columns only with failures on: without them the table is what it was.
+  // The failure columns only with failures on, and so on: without them the table is what it was.
   const bool failure_columns = failures.enabled();
+  const bool maintenance_columns = !f.maintenance.empty();
+  const bool spot_columns = f.spot_nodes > 0;
+  const bool scale_columns = f.scale_nodes > 0;
   std::string chargeback_csv;
   std::vector<std::string> json_runs;
   std::vector<sim::ReplayRun> report_runs;  // only with --html
@@ -401,6 +509,19 @@ int RunReplayProtocol(const SimulateFlags& f) {
     table.pop_back();
     table += fmt::format(" {:>9} {:>10} {:>11}\n", "fail-stop", "GPU-h fail", "GPU-h repair");
   }
+  if (maintenance_columns) {
+    table.pop_back();
+    table += fmt::format(" {:>10} {:>11} {:>12}\n", "maint-stop", "GPU-h maint", "node-h maint");
+  }
+  if (spot_columns) {
+    table.pop_back();
+    table += fmt::format(" {:>9} {:>9} {:>11}\n", "spot-stop", "GPU-h spot", "node-h taken");
+  }
+  if (scale_columns) {
+    table.pop_back();
+    table += fmt::format(" {:>7} {:>8} {:>12} {:>10}\n", "ordered", "released", "node-h added",
+                         "scale cost");
+  }
   for (const std::string& name : names) {
     absl::StatusOr<sim::ReplayOptions> options = sim::MakeReplayOptions(name);
     if (!options.ok()) {
@@ -413,6 +534,10 @@ int RunReplayProtocol(const SimulateFlags& f) {
       return kExitUsage;
     }
     options->failures = failures;
+    if (absl::Status status = ParsePoolOperationFlags(f, *options); !status.ok()) {
+      PrintError(status);
+      return kExitUsage;
+    }
     // Stage 8 on for the measurement of docs/replay.md ("Consolidation in the replay").
     if (f.consolidation) options->policy.consolidation.enabled = true;
     if (absl::Status status = SetReplayQueues(f, jobs, prices, *options); !status.ok()) {
@@ -457,6 +582,21 @@ int RunReplayProtocol(const SimulateFlags& f) {
       table.pop_back();
       table += fmt::format(" {:>9} {:>10.1f} {:>12.1f}\n", m.failure_stops,
                            m.gpu_hours_lost_to_failures, m.gpu_hours_under_repair);
+    }
+    if (maintenance_columns) {
+      table.pop_back();
+      table += fmt::format(" {:>10} {:>11.1f} {:>12.1f}\n", m.maintenance_stops,
+                           m.gpu_hours_lost_to_maintenance, m.node_hours_under_maintenance);
+    }
+    if (spot_columns) {
+      table.pop_back();
+      table += fmt::format(" {:>9} {:>9.1f} {:>12.1f}\n", m.spot_stops, m.gpu_hours_lost_to_spot,
+                           m.node_hours_reclaimed);
+    }
+    if (scale_columns) {
+      table.pop_back();
+      table += fmt::format(" {:>7} {:>8} {:>12.1f} {:>10.2f}\n", m.nodes_added, m.nodes_released,
+                           m.added_node_hours, m.scale_cost);
     }
     if (!f.html.empty()) {
       report_pool = options->pool;
@@ -675,6 +815,26 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
                   "hours (24)");
   cmd->add_option("--failure-seed", flags->failure_seed,
                   "--protocol replay: seed of the failures (1)");
+  cmd->add_option("--maintenance", flags->maintenance,
+                  "--protocol replay: rolling maintenance, each node's window every DAYS days, "
+                  "HOURS long (DAYS:HOURS, e.g. 30:8; docs/replay.md, \"Maintenance, spot reclaims "
+                  "and scaling\")");
+  cmd->add_option("--maintenance-notice-hours", flags->maintenance_notice_hours,
+                  "--protocol replay: windows are announced this long before they start (24)");
+  cmd->add_option("--spot-nodes", flags->spot_nodes,
+                  "--protocol replay: the last N nodes of the pool are spot nodes (0)");
+  cmd->add_option("--spot-reclaims", flags->spot_reclaims,
+                  "--protocol replay: spot reclaims per 1,000 spot node-days (0)");
+  cmd->add_option("--spot-away-hours", flags->spot_away_hours,
+                  "--protocol replay: a reclaimed spot node is back after this many hours (4)");
+  cmd->add_option("--spot-seed", flags->spot_seed, "--protocol replay: seed of the reclaims (1)");
+  cmd->add_option("--scale-nodes", flags->scale_nodes,
+                  "--protocol replay: the pool may add up to N nodes from the engine's scale "
+                  "advice (0: no scaling)");
+  cmd->add_option("--scale-cost-per-hour", flags->scale_cost_per_hour,
+                  "--protocol replay: price of one added node per hour (0)");
+  cmd->add_option("--provision-minutes", flags->provision_minutes,
+                  "--protocol replay: from the advice to an added node in the pool (10)");
   cmd->add_flag("--consolidation", flags->consolidation,
                 "Replay: turn on the engine's consolidation (stage 8) for every policy");
   cmd->add_flag("--quiet", flags->quiet, "No summary table, no progress");

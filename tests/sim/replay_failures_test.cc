@@ -15,21 +15,15 @@
 #include "gpupool/sim/replay_report.h"
 #include "gpupool/sim/rng.h"
 #include "gtest/gtest.h"
+#include "tests/sim/replay_testing.h"
 
 namespace gpupool::sim {
 namespace {
 
-TraceJob J(int64_t submit, int32_t gpus, int64_t duration, std::string vc) {
-  return TraceJob{
-      .submit_time = submit, .duration_s = duration, .num_gpus = gpus, .cluster = std::move(vc)};
-}
-
-ReplayOptions Named(const std::string& name, ReplayPool pool) {
-  absl::StatusOr<ReplayOptions> o = MakeReplayOptions(name);
-  EXPECT_TRUE(o.ok()) << o.status();
-  o->pool = pool;
-  return *o;
-}
+using testing_replay::ExpectLedgerIdentities;
+using testing_replay::J;
+using testing_replay::kOneNode;
+using testing_replay::Named;
 
 // The hand-worked cases depend on the order and placement: first come, first served, best fit.
 ReplayOptions Fifo(ReplayPool pool) {
@@ -38,25 +32,6 @@ ReplayOptions Fifo(ReplayPool pool) {
   o.policy.queue_order = QueueOrder::kNone;
   o.policy.placement = PlacementStrategy::kBestFit;
   return o;
-}
-
-constexpr ReplayPool kOneNode{.nodes = 1, .gpus_per_node = 8, .nodes_per_rack = 1};
-
-void ExpectIdentities(const LedgerReport& l) {
-  const WorkTime& w = l.pool.time.work;
-  EXPECT_EQ(l.pool.capacity, w.busy + l.pool.idle);
-  EXPECT_EQ(w.busy, w.productive + w.lost_to_preemption + w.lost_to_failure + w.restore);
-  EXPECT_EQ(l.pool.time.within_guarantee + l.pool.time.borrowed, w.busy);
-  int64_t nodes_busy = 0, queues_busy = 0, jobs_busy = 0;
-  for (const NodeLedger& n : l.nodes) {
-    EXPECT_EQ(n.capacity, n.work.busy + n.idle) << n.node;
-    nodes_busy += n.work.busy;
-  }
-  for (const QueueLedger& q : l.queues) queues_busy += q.own.work.busy;
-  for (const JobLedger& j : l.jobs) jobs_busy += j.work.busy;
-  EXPECT_EQ(nodes_busy, w.busy);
-  EXPECT_EQ(queues_busy, w.busy);
-  EXPECT_EQ(jobs_busy, w.busy);
 }
 
 TEST(ReplayFailures, NodeFailureByHand) {
@@ -97,7 +72,7 @@ TEST(ReplayFailures, NodeFailureByHand) {
   ASSERT_EQ(l.jobs.size(), 1u);
   EXPECT_EQ(l.jobs[0].failures, 1);
   EXPECT_EQ(l.jobs[0].runs, 2);
-  ExpectIdentities(l);
+  ExpectLedgerIdentities(l);
 }
 
 TEST(ReplayFailures, GpuFailureByHand) {
@@ -121,7 +96,7 @@ TEST(ReplayFailures, GpuFailureByHand) {
   EXPECT_DOUBLE_EQ(r->metrics.gpu_hours_under_repair, 1000.0 / 3600);
   EXPECT_DOUBLE_EQ(r->metrics.node_hours_under_repair, 0);
   EXPECT_EQ(r->ledger.pool.time.work.lost_to_failure, 8 * 1000 * 400);
-  ExpectIdentities(r->ledger);
+  ExpectLedgerIdentities(r->ledger);
 }
 
 TEST(ReplayFailures, FailureDuringRestoreAndOnIdleGpu) {
@@ -142,7 +117,7 @@ TEST(ReplayFailures, FailureDuringRestoreAndOnIdleGpu) {
   EXPECT_EQ(r->metrics.node_failures, 2);
   EXPECT_EQ(r->ledger.pool.time.work.lost_to_failure, 8 * 1000 * 1000);
   EXPECT_EQ(r->ledger.pool.time.work.restore, 8 * 1000 * (30 + 60));
-  ExpectIdentities(r->ledger);
+  ExpectLedgerIdentities(r->ledger);
 
   // A GPU failure on a node where the job holds GPUs 0..3 only: with first-fit packing the job
   // takes the lowest indices, so GPU 7 failing stops nothing.
@@ -167,7 +142,7 @@ TEST(ReplayFailures, LasFreeFailureLosesSinceTheRealCheckpoint) {
   // 2,500 - 1,800 = 700 s lost; back at 2,600, restore to 2,660, 1,200 s left: 3,860.
   EXPECT_EQ(r->jobs[0].completion, 3860);
   EXPECT_EQ(r->ledger.pool.time.work.lost_to_failure, 8 * 1000 * 700);
-  ExpectIdentities(r->ledger);
+  ExpectLedgerIdentities(r->ledger);
 }
 
 std::vector<TraceJob> RandomTrace(uint64_t seed, int n, bool distinct_submits) {
@@ -209,7 +184,7 @@ TEST(ReplayFailures, EveryJobCompletesAndTheLedgerHoldsOnRandomTraces) {
       EXPECT_EQ(m.jobs_completed, m.jobs);
       for (const JobOutcome& out : r->jobs) EXPECT_GE(out.completion, 0);
       const LedgerReport& l = r->ledger;
-      ExpectIdentities(l);
+      ExpectLedgerIdentities(l);
       // Every job ran its whole duration productively exactly once, whatever it lost.
       EXPECT_EQ(l.pool.time.work.productive, work);
       int64_t failures = 0;

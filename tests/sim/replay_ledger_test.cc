@@ -12,23 +12,14 @@
 #include "gpupool/sim/replay_report.h"
 #include "gpupool/sim/rng.h"
 #include "gtest/gtest.h"
+#include "tests/sim/replay_testing.h"
 
 namespace gpupool::sim {
 namespace {
 
-TraceJob J(int64_t submit, int32_t gpus, int64_t duration, std::string vc) {
-  return TraceJob{
-      .submit_time = submit, .duration_s = duration, .num_gpus = gpus, .cluster = std::move(vc)};
-}
-
-ReplayOptions Named(const std::string& name, ReplayPool pool) {
-  absl::StatusOr<ReplayOptions> o = MakeReplayOptions(name);
-  EXPECT_TRUE(o.ok()) << o.status();
-  o->pool = pool;
-  return *o;
-}
-
-constexpr ReplayPool kOneNode{.nodes = 1, .gpus_per_node = 8, .nodes_per_rack = 1};
+using testing_replay::J;
+using testing_replay::kOneNode;
+using testing_replay::Named;
 
 TEST(ReplayLedger, FifoIsAllProductive) {
   // Two 4-GPU jobs of two clusters side by side on one node, 100 s and 50 s.

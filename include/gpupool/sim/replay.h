@@ -109,6 +109,106 @@ inline constexpr int64_t kPublishedGpuFailuresPerMillionGpuDays = 303;
 inline constexpr int64_t kPublishedNodeFailuresPerMillionNodeDays = 479;
 inline constexpr int64_t kPublishedRepairS = 86400;
 
+// A maintenance window put into the replay at a known time (ReplayMaintenance::windows): node
+// `node` (index: 3 is "n003") takes no work in [start, end).
+struct ReplayMaintenanceWindow {
+  int32_t node = 0;
+  int64_t start = 0;
+  int64_t end = 0;
+};
+
+// Maintenance windows of the pool's nodes (docs/replay.md, "Maintenance, spot reclaims and
+// scaling"). Off by default: then the replay is exactly what it is without this.
+//
+// Rolling maintenance, when every_s > 0: node k's windows start at first arrival + (k x every_s)
+// / nodes + m x every_s, m = 0, 1, ..., and last duration_s each, so the pool's nodes take turns,
+// evenly spread over each period. Plus `windows`, at known times. The host announces each window
+// notice_s before its start: from then on the window is in the node's `maintenance` list of every
+// snapshot the engine sees (overlapping windows of a node merged into one), so a job that would
+// still run at its start does not start there; at its start the engine checkpoints and stops the
+// jobs still on the node (a Preempt each, carried out like any preemption); at its end the node
+// takes work again. The engine's `drain` and `uncordon` node actions for the window are carried
+// out as a host would (the node draining, with state_cause maintenance).
+struct ReplayMaintenance {
+  // The period of rolling maintenance, in (0, 3,650 days]; 0: no rolling maintenance.
+  int64_t every_s = 0;
+  // Length of each rolling window, in (0, every_s) when every_s > 0.
+  int64_t duration_s = 8 * 3600;
+  // How long before its start a window is announced, in [0, 366 days]. With rolling maintenance,
+  // every rack must have a moment in each period when none of its nodes is in a window or has
+  // one announced ((nodes_per_rack - 1) x every_s / nodes + duration_s + notice_s < every_s), so
+  // that a job as wide as a rack can always start again.
+  int64_t notice_s = 86400;
+  // Windows at known times, in addition to the rolling ones (each start >= the first arrival,
+  // end > start, node in the pool; they may overlap).
+  std::vector<ReplayMaintenanceWindow> windows;
+
+  bool enabled() const { return every_s > 0 || !windows.empty(); }
+};
+
+// A spot reclaim put into the replay at a known time (ReplaySpot::injected): the provider
+// announces at `time` that it takes spot node `node` back.
+struct ReplayInjectedReclaim {
+  int64_t time = 0;
+  int32_t node = 0;
+};
+
+// Spot nodes and their reclaims (docs/replay.md, "Maintenance, spot reclaims and scaling"). Off
+// by default (no spot node).
+//
+// The last `nodes` nodes of the pool are spot (Node::spot): they take only jobs the policy lets
+// on spot nodes (the replay's jobs are preemptible and checkpoint every checkpoint_interval_s).
+// Reclaims of spot nodes in service are a seeded Poisson process (a reclaim drawn for a node
+// already reclaimed is dropped), plus `injected`. At a reclaim the node is `reclaiming`, with
+// reclaim_deadline = now + notice_s, and a cycle runs at once: the engine checkpoints and stops its
+// jobs (they checkpoint on demand, at no cost, so each loses only its restore) and starts them
+// elsewhere when they fit. At the deadline the provider takes the node (down; a job still on it
+// stops as on a failed node); away_s later the provider gives it back.
+struct ReplaySpot {
+  // Spot nodes: the last `nodes` of the pool, in [0, pool.nodes].
+  int32_t nodes = 0;
+  // Reclaims per 1,000,000 node-days of spot nodes in service (1,000 x the CLI's
+  // --spot-reclaims), in [0, 1,000,000].
+  int64_t reclaims_per_million_node_days = 0;
+  // From the announcement to the deadline, in [0, 86,400] (AWS gives two minutes).
+  int64_t notice_s = 120;
+  // From the deadline until the node is back, in (0, 8,760 h].
+  int64_t away_s = 4 * 3600;
+  uint64_t seed = 1;
+  std::vector<ReplayInjectedReclaim> injected;
+
+  bool enabled() const { return nodes > 0; }
+};
+
+// Scaling the pool from the engine's scale advice (docs/replay.md, "Maintenance, spot reclaims
+// and scaling"). Off by default (max_nodes 0).
+//
+// The pool may grow by up to `max_nodes` nodes like its own ("n064".. for a pool of 64), in one
+// rack of their own, "rs". At most every advice_every_s the host asks for advice: the cycle's
+// policy gets a `scale` object with one template, "node", whose max_count is max_nodes minus the
+// added nodes in the pool, and max_simulations. Of `add`, the nodes already ordered count toward
+// it and the rest are ordered, joining the pool provision_s later (the lowest free indices
+// first); of `release`, the nodes the replay added are removed at once (the pool's own nodes are
+// never released). A cycle asks whenever advice is due and jobs wait, and also, while added
+// nodes are in the pool, at any event once advice is due (so that idle ones go). The ledger's
+// capacity counts every node the pool may have; a node not in the pool is idle there, and out of
+// service in the metrics.
+struct ReplayScaling {
+  // Nodes the pool may add, in [0, 1,000 - pool.nodes]; 0: no scaling.
+  int32_t max_nodes = 0;
+  // Price of one added node per hour, in micro-units (metrics: scale cost), >= 0.
+  int64_t cost_per_hour_micro = 0;
+  // From the advice to the node in the pool, in [0, 86,400].
+  int64_t provision_s = 600;
+  // The host asks for advice at a cycle at least this long after the previous advice, in
+  // [1, 86,400]; such a cycle also runs after a completion when added nodes are in the pool.
+  int64_t advice_every_s = 600;
+  // ScaleOptions::max_simulations of the advice, in [1, 10,000].
+  int64_t max_simulations = 32;
+
+  bool enabled() const { return max_nodes > 0; }
+};
+
 struct ReplayOptions {
   ReplayPool pool;
   // The engine policy for every cycle.
@@ -151,6 +251,11 @@ struct ReplayOptions {
   int64_t budget_period_s = 7 * 86400;
   // GPU and node failures and their repairs; none by default.
   ReplayFailures failures;
+  // Maintenance windows, spot nodes and their reclaims, scaling from the engine's advice; none by
+  // default.
+  ReplayMaintenance maintenance;
+  ReplaySpot spot;
+  ReplayScaling scaling;
 };
 
 // The options of a named replay policy: "fifo", "las", "las-free", "default" or "guarantees"
@@ -226,6 +331,38 @@ struct ReplayMetrics {
   // pool's capacity: they are idle in the ledger and in `utilization`.
   double gpu_hours_under_repair = 0;
   double node_hours_under_repair = 0;
+  // Maintenance (ReplayOptions::maintenance); all 0 and `maintenance_on` false without it.
+  bool maintenance_on = false;
+  ReplayMaintenance maintenance_model;
+  // Windows that started, job runs their start stopped, GPUs x (work lost since the last
+  // checkpoint + restore) of those runs in hours, and the integral up to the last completion of
+  // the nodes in a window, in hours.
+  int64_t maintenance_windows = 0;
+  int64_t maintenance_stops = 0;
+  double gpu_hours_lost_to_maintenance = 0;
+  double node_hours_under_maintenance = 0;
+  // Spot nodes (ReplayOptions::spot); all 0 and `spot_on` false without them.
+  bool spot_on = false;
+  ReplaySpot spot_model;
+  // Reclaims that took effect, job runs they stopped (at the announcement, or at the deadline
+  // for a job still there), GPUs x (work lost + restore) of those runs in hours, and the
+  // integral of the spot nodes the provider held, in hours.
+  int64_t spot_reclaims = 0;
+  int64_t spot_stops = 0;
+  double gpu_hours_lost_to_spot = 0;
+  double node_hours_reclaimed = 0;
+  // Scaling (ReplayOptions::scaling); all 0 and `scaling_on` false without it.
+  bool scaling_on = false;
+  ReplayScaling scaling_model;
+  // Advice asked for; nodes ordered (added later), nodes released; the integral of the added
+  // nodes in the pool up to the last completion in hours, and its price (node-hours x
+  // cost_per_hour); the most added nodes in the pool at once.
+  int64_t scale_advice_cycles = 0;
+  int64_t nodes_added = 0;
+  int64_t nodes_released = 0;
+  double added_node_hours = 0;
+  double scale_cost = 0;
+  int32_t max_added_nodes = 0;
 };
 
 // Per-job outcome, in input order.
@@ -234,6 +371,7 @@ struct JobOutcome {
   int64_t first_start = -1;
   int64_t completion = -1;
   int64_t pending_s = 0;
+  // Runs the engine stopped: preemptions, and stops for a maintenance window or a spot reclaim.
   int32_t preemptions = 0;
   // Runs stopped by a failure of a GPU or node it ran on.
   int32_t failures = 0;
@@ -311,7 +449,10 @@ struct ReplayResult {
 // (the snapshot's rules, "queues[6214e9].labels[]: key must not be empty") or a budget out of
 // [0, 2^40], or budget_period_s <= 0, and for a failure model out of range (rates, repair_s,
 // an injected failure before the first arrival or outside the pool, checkpoint_interval_s <= 0
-// with failures on, or a rack's mean GPUs under repair above 4; docs/replay.md says why);
+// with failures on, or a rack's mean GPUs under repair above 4; docs/replay.md says why), and
+// for maintenance, spot or scaling options out of range (replay.h above; rolling windows that
+// leave a rack no moment free); FailedPrecondition if waiting jobs see no job arrive, start or
+// complete for 4,000 simulated days;
 // Internal if Schedule() or applying its decisions fails
 // (a bug). Cost: one Schedule() call per
 // distinct event second where something changed, each about linear in the jobs present.

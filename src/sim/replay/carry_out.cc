@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,12 +25,29 @@ absl::StatusOr<int32_t> JobIndex(const std::string& id, const RunState& state) {
   return i;
 }
 
+// Why a job the engine stops without a beneficiary is stopped (see carry_out.h).
+enum class StopCause { kPreemption, kSpot, kMaintenance };
+
+StopCause CauseOf(const JobRun& run, const PoolHealth& health) {
+  StopCause cause = StopCause::kPreemption;
+  for (const ReplicaPlacement& p : run.placements) {
+    int32_t node = -1;
+    const char* end = p.node.data() + p.node.size();
+    if (p.node.size() < 2 || std::from_chars(p.node.data() + 1, end, node).ptr != end) continue;
+    if (health.ReclaimDeadline(node).has_value()) return StopCause::kSpot;
+    if (health.InMaintenance(node)) cause = StopCause::kMaintenance;
+  }
+  return cause;
+}
+
 }  // namespace
 
-absl::Status CarryOutDecisions(const Decisions& decisions, int64_t now,
-                               const CheckpointModel& checkpoints, RunState& state,
-                               ReplayEvents& events, MetricsRecorder& metrics,
-                               LedgerRecorder& ledger) {
+absl::Status CarryOutDecisions(const Decisions& decisions, int64_t now, const ReplayTargets& t) {
+  const CheckpointModel& checkpoints = t.checkpoints;
+  RunState& state = t.state;
+  ReplayEvents& events = t.events;
+  MetricsRecorder& metrics = t.metrics;
+  LedgerRecorder& ledger = t.ledger;
   // A stop: the job keeps the work of its last checkpoint and pays a restore when it runs again.
   auto stop = [&](const std::string& job, const std::string& for_job_id) -> absl::Status {
     const absl::StatusOr<int32_t> i = JobIndex(job, state);
@@ -39,12 +57,28 @@ absl::Status CarryOutDecisions(const Decisions& decisions, int64_t now,
       return absl::InternalError(fmt::format("preempt {}: not running", job));
     }
     const int64_t work = WorkAt(run, now);
-    const int64_t kept = checkpoints.KeptWork(work);
+    const StopCause cause = for_job_id.empty() ? CauseOf(run, t.health) : StopCause::kPreemption;
+    int64_t kept = checkpoints.PreemptionKeptWork(run, now);
+    std::optional<int64_t> last_checkpoint = checkpoints.LastCheckpointTime(run, now);
     const int64_t restore = checkpoints.RestoreCost();
-    metrics.Preempted(*i, run.gpus, work - kept + restore);
+    switch (cause) {
+      case StopCause::kPreemption:
+        metrics.Preempted(*i, run.gpus, work - kept + restore);
+        break;
+      case StopCause::kSpot:
+        // A checkpoint on demand before the deadline (none needed during a restore: the work
+        // resumed from is kept).
+        kept = work;
+        if (work > run.work_base) last_checkpoint = now;
+        metrics.SpotStopped(*i, run.gpus, restore);
+        break;
+      case StopCause::kMaintenance:
+        metrics.MaintenanceStopped(*i, run.gpus, work - kept + restore);
+        break;
+    }
     const absl::StatusOr<int32_t> for_job = JobIndex(for_job_id, state);
-    if (absl::Status status = ledger.Preempted(*i, now, checkpoints.LastCheckpointTime(run, now),
-                                               for_job.ok() ? *for_job : -1);
+    if (absl::Status status =
+            ledger.Preempted(*i, now, last_checkpoint, for_job.ok() ? *for_job : -1);
         !status.ok()) {
       return status;
     }
@@ -84,6 +118,9 @@ absl::Status CarryOutDecisions(const Decisions& decisions, int64_t now,
     if (absl::Status status = start(d.job, d.placements); !status.ok()) return status;
   }
   if (state.free_gpus() < 0) return absl::InternalError("GPUs over-committed");
+  for (const NodeActionDecision& action : decisions.node_actions) {
+    if (absl::Status status = t.cycle.ApplyNodeAction(action); !status.ok()) return status;
+  }
   return absl::OkStatus();
 }
 

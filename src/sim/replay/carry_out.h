@@ -2,8 +2,15 @@
 // preemptions first (each victim keeps the work of its last checkpoint, pays a restore on its
 // next start and waits again), then migrations (a stop priced as a preemption, then a start at
 // the new place at once), then starts (each job runs on the placements the engine chose
-// until it completes or is preempted). The run state, the event queue and the metrics move
+// until it completes or is preempted), then the node actions (drain, cordon, uncordon: the
+// node's state in the next snapshots). The run state, the event queue and the metrics move
 // together.
+//
+// A preemption with an empty for_job is a stop of the pool's own: of a job on a node whose spot
+// reclaim was announced, it checkpoints on demand (the replay's jobs checkpoint at no cost, and
+// the deadline is known), so it keeps all its work and pays only the restore; of a job on a node
+// in a maintenance window, it is priced like any preemption. Each is counted as what it is
+// (MetricsRecorder::SpotStopped, MaintenanceStopped), not as a preemption.
 //
 // Not API: one of the parts RunReplay() (replay.cc) is built from.
 #ifndef GPUPOOL_SRC_SIM_REPLAY_CARRY_OUT_H_
@@ -13,10 +20,7 @@
 
 #include "absl/status/status.h"
 #include "gpupool/decisions.h"
-#include "sim/replay/events.h"
-#include "sim/replay/ledger_recorder.h"
-#include "sim/replay/metrics.h"
-#include "sim/replay/run_state.h"
+#include "sim/replay/apply_pool_event.h"
 
 namespace gpupool::sim::internal {
 
@@ -24,9 +28,7 @@ namespace gpupool::sim::internal {
 // engine or the replay) when a decision names a job the replay did not send, preempts a job
 // that is not running, starts one that is not pending, or over-commits the GPUs.
 absl::Status CarryOutDecisions(const Decisions& decisions, int64_t now,
-                               const CheckpointModel& checkpoints, RunState& state,
-                               ReplayEvents& events, MetricsRecorder& metrics,
-                               LedgerRecorder& ledger);
+                               const ReplayTargets& targets);
 
 }  // namespace gpupool::sim::internal
 

@@ -2,12 +2,14 @@
 #include "sim/replay/cycle_snapshot.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "fmt/format.h"
 #include "gpupool/resources.h"
 #include "sim/replay/metrics.h"
@@ -51,13 +53,35 @@ Job JobTemplate(const TraceJob& trace_job, int32_t i, const ReplayPool& pool, bo
 }  // namespace
 
 CycleSnapshot::CycleSnapshot(const ReplayOptions& options, const std::vector<TraceJob>& jobs,
-                             const Tenants& tenants)
+                             const Tenants& tenants, const PoolLayout& layout, int64_t start)
     : options_(options),
       checkpoints_(options),
-      prune_(!options.policy.preemption.enabled && options.policy.queue_order == QueueOrder::kNone),
+      prune_(!options.policy.preemption.enabled &&
+             options.policy.queue_order == QueueOrder::kNone && !options.maintenance.enabled() &&
+             !options.spot.enabled() && !options.scaling.enabled()),
       las_priority_(options.queue_mode != QueueMode::kPerCluster),
       tenants_(tenants),
+      start_(start),
       snapshot_(MakePoolSnapshot(options.pool)) {
+  all_nodes_ = snapshot_.nodes;
+  // A node like the pool's own, in a rack of its own.
+  added_template_ = snapshot_.nodes.front();
+  added_template_.id.clear();
+  added_template_.path = {TopologyLabel{"rack", "rs"}};
+  for (int32_t n = 0; n < layout.own_nodes; ++n) {
+    all_nodes_[static_cast<size_t>(n)].spot = layout.IsSpot(n);
+  }
+  for (int32_t n = layout.own_nodes; n < layout.all_nodes(); ++n) {
+    Node node = added_template_;
+    node.id = fmt::format("n{:03}", n);
+    all_nodes_.push_back(std::move(node));
+  }
+  in_pool_.assign(all_nodes_.size(), true);
+  for (int32_t n = layout.own_nodes; n < layout.all_nodes(); ++n) {
+    in_pool_[static_cast<size_t>(n)] = false;
+  }
+  host_state_.assign(all_nodes_.size(), NodeState::kReady);
+  host_cause_.assign(all_nodes_.size(), NodeStateCause::kHost);
   const bool single_queue = options.queue_mode == QueueMode::kSingleQueueLas;
   if (single_queue) {
     snapshot_.queues.push_back(
@@ -87,9 +111,70 @@ void CycleSnapshot::SetBudgetUsed(const std::vector<int64_t>& used) {
 }
 
 void CycleSnapshot::UpdateNode(int32_t node, const PoolHealth& health) {
-  Node& n = snapshot_.nodes[static_cast<size_t>(node)];
-  n.state = health.NodeDown(node) ? NodeState::kDown : NodeState::kReady;
+  const auto k = static_cast<size_t>(node);
+  Node& n = all_nodes_[k];
+  if (health.Absent(node)) {
+    // Released (or never added): it comes back ready.
+    host_state_[k] = NodeState::kReady;
+    host_cause_[k] = NodeStateCause::kHost;
+  }
+  in_pool_[k] = !health.Absent(node);
+  const bool down = health.NodeDown(node) || health.Taken(node);
+  n.state = down ? NodeState::kDown : host_state_[k];
+  n.state_cause = down ? NodeStateCause::kHost : host_cause_[k];
+  n.reclaiming = health.ReclaimDeadline(node).has_value() && !health.Taken(node);
+  n.reclaim_deadline = n.reclaiming ? health.ReclaimDeadline(node) : std::nullopt;
   for (Gpu& gpu : n.gpus) gpu.healthy = !health.GpuFailed(node, gpu.index);
+  nodes_changed_ = true;
+}
+
+absl::Status CycleSnapshot::ApplyNodeAction(const NodeActionDecision& action) {
+  int32_t node = -1;
+  const char* end = action.node.data() + action.node.size();
+  if (action.node.size() < 2 || action.node[0] != 'n' ||
+      std::from_chars(action.node.data() + 1, end, node).ptr != end || node < 0 ||
+      node >= static_cast<int32_t>(all_nodes_.size())) {
+    return absl::InternalError(fmt::format("node action for unknown node {}", action.node));
+  }
+  const auto k = static_cast<size_t>(node);
+  Node& n = all_nodes_[k];
+  switch (action.action) {
+    case NodeAction::kDrain:
+    case NodeAction::kCordon:
+      host_state_[k] =
+          action.action == NodeAction::kDrain ? NodeState::kDraining : NodeState::kCordoned;
+      // The engine drains for maintenance and cordons for health (docs/operations.md).
+      host_cause_[k] = action.action == NodeAction::kDrain ? NodeStateCause::kMaintenance
+                                                           : NodeStateCause::kHealth;
+      break;
+    case NodeAction::kUncordon:
+      host_state_[k] = NodeState::kReady;
+      host_cause_[k] = NodeStateCause::kHost;
+      break;
+    case NodeAction::kDiagnose:
+      return absl::OkStatus();
+  }
+  if (n.state != NodeState::kDown) {
+    n.state = host_state_[k];
+    n.state_cause = host_cause_[k];
+  }
+  nodes_changed_ = true;
+  return absl::OkStatus();
+}
+
+void CycleSnapshot::BuildNodes(int64_t now) {
+  const bool windows = options_.maintenance.enabled();
+  if (!nodes_changed_ && !windows) return;
+  snapshot_.nodes.clear();
+  for (size_t k = 0; k < all_nodes_.size(); ++k) {
+    if (!in_pool_[k]) continue;
+    snapshot_.nodes.push_back(all_nodes_[k]);
+    if (windows) {
+      snapshot_.nodes.back().maintenance =
+          AnnouncedWindows(options_, static_cast<int32_t>(k), start_, now);
+    }
+  }
+  nodes_changed_ = false;
 }
 
 bool CycleSnapshot::WorthScheduling(const RunState& state) const {
@@ -102,6 +187,7 @@ bool CycleSnapshot::WorthScheduling(const RunState& state) const {
 
 const Snapshot& CycleSnapshot::Build(int64_t now, const RunState& state) {
   snapshot_.now = now;
+  BuildNodes(now);
   snapshot_.jobs.clear();
   UpdateEntitlements(state);
   if (prune_) {

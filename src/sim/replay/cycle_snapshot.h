@@ -16,6 +16,14 @@
 // the running jobs, and of the pending jobs of g GPUs only the first free / g: the rest would
 // fail anyway. The decisions are the same, at a fraction of the cost.
 //
+// Nodes. The snapshot shows the nodes in the pool (PoolLayout: the pool's own, then the added
+// ones once they have joined), each as PoolHealth and the engine's node actions leave it: down
+// when failed or taken by the spot provider, otherwise in the state the engine's last `drain`,
+// `cordon` or `uncordon` put it (ApplyNodeAction); `spot`, `reclaiming` and `reclaim_deadline`
+// for spot nodes; a failed GPU unhealthy; and the maintenance windows announced at the cycle
+// (AnnouncedWindows). With maintenance, spot nodes or scaling on, cycles are never pruned (the
+// engine must see the jobs it stops).
+//
 // Not API: one of the parts RunReplay() (replay.cc) is built from.
 #ifndef GPUPOOL_SRC_SIM_REPLAY_CYCLE_SNAPSHOT_H_
 #define GPUPOOL_SRC_SIM_REPLAY_CYCLE_SNAPSHOT_H_
@@ -23,6 +31,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "gpupool/decisions.h"
 #include "gpupool/job.h"
 #include "gpupool/sim/replay.h"
 #include "gpupool/snapshot.h"
@@ -34,9 +44,10 @@ namespace gpupool::sim::internal {
 
 class CycleSnapshot {
  public:
-  // `options` must outlive this object.
+  // `options` must outlive this object; `start` is the first arrival (rolling maintenance counts
+  // from it).
   CycleSnapshot(const ReplayOptions& options, const std::vector<TraceJob>& jobs,
-                const Tenants& tenants);
+                const Tenants& tenants, const PoolLayout& layout, int64_t start);
 
   // Whether a cycle now could change anything: some job waits, and either GPUs are free or
   // preemption may make room (pruned: some waiting job fits in the free GPUs).
@@ -47,10 +58,18 @@ class CycleSnapshot {
   // Node `node`'s state and GPUs' health from now on: down when it has failed, a GPU unhealthy
   // when it has (PoolHealth).
   void UpdateNode(int32_t node, const PoolHealth& health);
+  // The host carries out a node action of the engine's: `drain` and `cordon` put the node in that
+  // state with the action's cause, `uncordon` makes it ready; `diagnose` is not carried out (the
+  // replay runs no diagnostics). Internal for a node the replay does not have.
+  absl::Status ApplyNodeAction(const NodeActionDecision& action);
+  // The template of the nodes the pool may add: a node of the pool in rack "rs", without an id.
+  const Node& added_node_template() const { return added_template_; }
   // The snapshot at `now`. Valid until the next call.
   const Snapshot& Build(int64_t now, const RunState& state);
 
  private:
+  // snapshot_.nodes from all_nodes_: those in the pool, with the windows announced at `now`.
+  void BuildNodes(int64_t now);
   void AddStandIns(int64_t now, const RunState& state);
   void AddRunning(int64_t now, const RunState& state);
   void AddPending(const RunState& state);
@@ -67,7 +86,17 @@ class CycleSnapshot {
   // Under the LAS queue modes, priorities are -(2D-LAS level).
   const bool las_priority_;
   const Tenants& tenants_;
+  const int64_t start_;
   Snapshot snapshot_;
+  // Every node the replay has (PoolLayout), as it would be in the pool, and whether it is.
+  std::vector<Node> all_nodes_;
+  std::vector<bool> in_pool_;
+  Node added_template_;
+  // The state the engine's node actions gave each node (ready by default), with its cause.
+  std::vector<NodeState> host_state_;
+  std::vector<NodeStateCause> host_cause_;
+  // snapshot_.nodes must be built again: a node changed, or windows are announced over time.
+  bool nodes_changed_ = true;
   std::vector<Job> templates_;
   // Per tenant, milli-GPUs entitled at the current cycle (empty without the boost).
   std::vector<int64_t> entitled_milli_;

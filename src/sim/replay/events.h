@@ -7,12 +7,13 @@
 //     event, so a policy that waits for victims to checkpoint needs them).
 // Time never goes backwards: a wake-up is at least one second after the last event handled.
 //
-//   - pool events (pool_events.h): failures and repairs of GPUs and nodes, handled after the
-//     completions and before the arrivals of their second.
+//   - pool events (pool_events.h): failures and repairs of GPUs and nodes, maintenance windows,
+//     spot reclaims, added nodes, handled after the completions and before the arrivals of their
+//     second.
 //
 // Not API: one of the parts RunReplay() (replay.cc) is built from. A new kind of event (a
-// checkpoint) is a new queue here and a new handler in the driver; a new kind of pool event (a
-// node going down for maintenance, a node added) is a new kind in pool_events.h.
+// checkpoint) is a new queue here and a new handler in the driver; a new kind of pool event is a
+// new kind in pool_events.h.
 #ifndef GPUPOOL_SRC_SIM_REPLAY_EVENTS_H_
 #define GPUPOOL_SRC_SIM_REPLAY_EVENTS_H_
 
@@ -34,12 +35,12 @@ class ReplayEvents {
   // seconds (0: none).
   ReplayEvents(const RunState& state, int64_t wake_up_every_s);
 
-  // True while an arrival or a completion is due, or while jobs wait (`jobs_waiting`) and a
-  // repair is due that may let them start. Wake-ups and failures alone do not keep the replay
-  // going.
+  // True while an arrival or a completion is due, or while jobs wait (`jobs_waiting`) and
+  // capacity may come back (a repair, a window's end, a spot node's return, an added node) that
+  // may let them start. Wake-ups and failures alone do not keep the replay going.
   bool HasMore(bool jobs_waiting) const {
     return next_arrival_ < arrivals_.size() || !completions_.empty() ||
-           (jobs_waiting && pool_ != nullptr && pool_->RepairPending());
+           (jobs_waiting && pool_ != nullptr && pool_->CapacityMayReturn());
   }
   // Pool events come from `pool` (which must outlive this object) from now on.
   void SetPoolEvents(PoolEvents* pool) { pool_ = pool; }

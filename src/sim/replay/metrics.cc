@@ -60,12 +60,20 @@ MetricsRecorder::MetricsRecorder(const ReplayOptions& options, const Tenants& te
       start_(start),
       now_(start),
       last_completion_(start),
+      gpus_per_node_(options.pool.gpus_per_node),
+      scaling_cost_per_hour_micro_(options.scaling.cost_per_hour_micro),
       entitled_milli_(tenants.size(), 0) {
   result_.jobs.resize(num_jobs);
   result_.metrics.policy = options.policy.name;
   result_.metrics.jobs = num_jobs;
   result_.metrics.failures_on = options.failures.enabled();
   if (result_.metrics.failures_on) result_.metrics.failure_model = options.failures;
+  result_.metrics.maintenance_on = options.maintenance.enabled();
+  if (result_.metrics.maintenance_on) result_.metrics.maintenance_model = options.maintenance;
+  result_.metrics.spot_on = options.spot.enabled();
+  if (result_.metrics.spot_on) result_.metrics.spot_model = options.spot;
+  result_.metrics.scaling_on = options.scaling.enabled();
+  if (result_.metrics.scaling_on) result_.metrics.scaling_model = options.scaling;
   // Buckets start at the first arrival rounded down to a multiple of the bucket width.
   ReplaySeries& series = result_.series;
   const int64_t bucket_s = options.series_bucket_s;
@@ -75,12 +83,22 @@ MetricsRecorder::MetricsRecorder(const ReplayOptions& options, const Tenants& te
   for (size_t q = 0; q < tenants.size(); ++q) series.queues[q].queue = tenants.names[q];
 }
 
-void MetricsRecorder::AdvanceTo(int64_t t, const RunState& state) {
+void MetricsRecorder::AdvanceTo(int64_t t, const RunState& state, const PoolHealth& health) {
   if (t <= now_) return;
   const long double dt = static_cast<long double>(t - now_);
   busy_gpu_seconds_ += dt * static_cast<long double>(state.busy_gpus());
-  repair_gpu_seconds_ += (t - now_) * state.out_of_service_gpus();
+  // GPUs under repair: out of service, but not on a node taken by the spot provider or not in
+  // the pool.
+  repair_gpu_seconds_ +=
+      (t - now_) * (state.out_of_service_gpus() -
+                    (health.absent_nodes() + health.nodes_taken()) * gpus_per_node_);
   down_node_seconds_ += (t - now_) * state.nodes_down();
+  maintenance_node_seconds_ += (t - now_) * health.nodes_in_maintenance();
+  taken_node_seconds_ += (t - now_) * health.nodes_taken();
+  added_node_seconds_ += (t - now_) * health.added_in_pool();
+  added_gpu_seconds_ += (t - now_) * health.added_in_pool() * gpus_per_node_;
+  result_.metrics.max_added_nodes =
+      std::max(result_.metrics.max_added_nodes, static_cast<int32_t>(health.added_in_pool()));
   IntegrateTenants(now_, t, state.usage_milli());
   now_ = t;
 }
@@ -130,6 +148,18 @@ void MetricsRecorder::FailureStopped(int32_t i, int32_t gpus, int64_t lost_s) {
   ++result_.jobs[i].failures;
 }
 
+void MetricsRecorder::MaintenanceStopped(int32_t i, int32_t gpus, int64_t lost_s) {
+  maintenance_lost_gpu_seconds_ += int64_t{gpus} * lost_s;
+  ++result_.metrics.maintenance_stops;
+  ++result_.jobs[i].preemptions;
+}
+
+void MetricsRecorder::SpotStopped(int32_t i, int32_t gpus, int64_t lost_s) {
+  spot_lost_gpu_seconds_ += int64_t{gpus} * lost_s;
+  ++result_.metrics.spot_stops;
+  ++result_.jobs[i].preemptions;
+}
+
 void MetricsRecorder::Completed(int32_t i, int64_t t) {
   result_.jobs[i].completion = t;
   last_completion_ = std::max(last_completion_, t);
@@ -159,15 +189,24 @@ ReplayResult MetricsRecorder::Finish(const RunState& state) && {
   m.queue_delay_mean_s = Mean(delay);
   m.queue_delay_p99_s = Percentile(delay, 0.99);
   m.makespan_s = last_completion_ - start_;
+  // Capacity: the pool's own GPUs over the makespan, plus the added nodes' GPUs while in the pool.
   m.utilization = m.makespan_s > 0
                       ? static_cast<double>(busy_gpu_seconds_ /
-                                            (static_cast<long double>(total_gpus_) * m.makespan_s))
+                                            (static_cast<long double>(total_gpus_) * m.makespan_s +
+                                             static_cast<long double>(added_gpu_seconds_)))
                       : 0;
   m.gpu_hours_lost_to_preemption = static_cast<double>(lost_gpu_seconds_ / 3600);
   m.max_wait_s = max_wait_s_;
   m.gpu_hours_lost_to_failures = static_cast<double>(failure_lost_gpu_seconds_) / 3600;
   m.gpu_hours_under_repair = static_cast<double>(repair_gpu_seconds_) / 3600;
   m.node_hours_under_repair = static_cast<double>(down_node_seconds_) / 3600;
+  m.gpu_hours_lost_to_maintenance = static_cast<double>(maintenance_lost_gpu_seconds_) / 3600;
+  m.node_hours_under_maintenance = static_cast<double>(maintenance_node_seconds_) / 3600;
+  m.gpu_hours_lost_to_spot = static_cast<double>(spot_lost_gpu_seconds_) / 3600;
+  m.node_hours_reclaimed = static_cast<double>(taken_node_seconds_) / 3600;
+  m.added_node_hours = static_cast<double>(added_node_seconds_) / 3600;
+  m.scale_cost = static_cast<double>(added_node_seconds_) / 3600 *
+                 (static_cast<double>(scaling_cost_per_hour_micro_) / 1e6);
 
   // Every tenant's series gets the same number of buckets, up to the last completion.
   ReplaySeries& series = result_.series;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "gpupool/sim/replay.h"
+#include "sim/replay/pool_events.h"
 #include "sim/replay/run_state.h"
 #include "sim/replay/tenants.h"
 
@@ -38,8 +39,9 @@ class MetricsRecorder {
                   int64_t start);
 
   // Time moves from the previous event to `t` (>= it): integrates the GPUs held, the GPUs and
-  // nodes out of service, and per tenant the GPUs held and entitled, over [previous, t).
-  void AdvanceTo(int64_t t, const RunState& state);
+  // nodes out of service, the nodes in maintenance, taken by the spot provider and added, and
+  // per tenant the GPUs held and entitled, over [previous, t).
+  void AdvanceTo(int64_t t, const RunState& state, const PoolHealth& health);
   // The tenants' entitlements from now on, from the demand of `state`.
   void UpdateEntitlements(const RunState& state);
 
@@ -55,6 +57,16 @@ class MetricsRecorder {
   // A GPU / a node failed (a failure that took effect, not one dropped).
   void GpuFailed() { ++result_.metrics.gpu_failures; }
   void NodeFailed() { ++result_.metrics.node_failures; }
+  // Job `i`, holding `gpus`, is stopped by a maintenance window / a spot reclaim and loses
+  // `lost_s` seconds (work since its last checkpoint plus the restore it will pay).
+  void MaintenanceStopped(int32_t i, int32_t gpus, int64_t lost_s);
+  void SpotStopped(int32_t i, int32_t gpus, int64_t lost_s);
+  void MaintenanceStarted() { ++result_.metrics.maintenance_windows; }
+  void SpotReclaimed() { ++result_.metrics.spot_reclaims; }
+  // Scaling: a cycle's advice carried out, a node ordered, one released.
+  void ScaleAdviceTaken() { ++result_.metrics.scale_advice_cycles; }
+  void NodeOrdered() { ++result_.metrics.nodes_added; }
+  void NodeReleased() { ++result_.metrics.nodes_released; }
   void CycleRan() { ++result_.metrics.cycles; }
 
   // The result once no event is left.
@@ -76,6 +88,15 @@ class MetricsRecorder {
   int64_t failure_lost_gpu_seconds_ = 0;
   int64_t repair_gpu_seconds_ = 0;
   int64_t down_node_seconds_ = 0;
+  // Maintenance, spot, scaling: GPU-seconds lost, node-seconds in a window, taken, added.
+  int64_t maintenance_lost_gpu_seconds_ = 0;
+  int64_t spot_lost_gpu_seconds_ = 0;
+  int64_t maintenance_node_seconds_ = 0;
+  int64_t taken_node_seconds_ = 0;
+  int64_t added_node_seconds_ = 0;
+  int64_t added_gpu_seconds_ = 0;
+  const int32_t gpus_per_node_;
+  const int64_t scaling_cost_per_hour_micro_;
   // Per tenant, milli-GPUs entitled since the last UpdateEntitlements().
   std::vector<int64_t> entitled_milli_;
   ReplayResult result_;

@@ -49,6 +49,57 @@ std::string ReplayMetricsToJson(const ReplayMetrics& m) {
     DoubleField(w, "node_hours_under_repair", m.node_hours_under_repair, 3);
     w.EndObject();
   }
+  // Each only when on, for the same reason.
+  if (m.maintenance_on) {
+    const ReplayMaintenance& o = m.maintenance_model;
+    w.Key("maintenance");
+    w.BeginObject();
+    w.IntField("every_s", o.every_s);
+    w.IntField("duration_s", o.duration_s);
+    w.IntField("notice_s", o.notice_s);
+    w.IntField("injected", static_cast<int64_t>(o.windows.size()));
+    w.IntField("windows", m.maintenance_windows);
+    w.IntField("jobs_stopped", m.maintenance_stops);
+    DoubleField(w, "gpu_hours_lost_to_maintenance", m.gpu_hours_lost_to_maintenance, 3);
+    DoubleField(w, "node_hours_under_maintenance", m.node_hours_under_maintenance, 3);
+    w.EndObject();
+  }
+  if (m.spot_on) {
+    const ReplaySpot& o = m.spot_model;
+    w.Key("spot");
+    w.BeginObject();
+    w.IntField("nodes", o.nodes);
+    w.Key("reclaims_per_1000_node_days");
+    w.Fixed(o.reclaims_per_million_node_days, 3);
+    w.IntField("notice_s", o.notice_s);
+    w.IntField("away_s", o.away_s);
+    w.Key("seed");
+    w.Number(fmt::format("{}", o.seed));
+    w.IntField("injected", static_cast<int64_t>(o.injected.size()));
+    w.IntField("reclaims", m.spot_reclaims);
+    w.IntField("jobs_stopped", m.spot_stops);
+    DoubleField(w, "gpu_hours_lost_to_spot", m.gpu_hours_lost_to_spot, 3);
+    DoubleField(w, "node_hours_reclaimed", m.node_hours_reclaimed, 3);
+    w.EndObject();
+  }
+  if (m.scaling_on) {
+    const ReplayScaling& o = m.scaling_model;
+    w.Key("scaling");
+    w.BeginObject();
+    w.IntField("max_nodes", o.max_nodes);
+    w.Key("cost_per_hour");
+    w.Fixed(o.cost_per_hour_micro, 6);
+    w.IntField("provision_s", o.provision_s);
+    w.IntField("advice_every_s", o.advice_every_s);
+    w.IntField("max_simulations", o.max_simulations);
+    w.IntField("advice_cycles", m.scale_advice_cycles);
+    w.IntField("nodes_added", m.nodes_added);
+    w.IntField("nodes_released", m.nodes_released);
+    w.IntField("max_added_nodes", m.max_added_nodes);
+    DoubleField(w, "added_node_hours", m.added_node_hours, 3);
+    DoubleField(w, "scale_cost", m.scale_cost, 2);
+    w.EndObject();
+  }
   w.Key("queues");
   w.BeginArray();
   for (const QueueMetrics& q : m.queues) {

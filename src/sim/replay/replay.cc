@@ -8,8 +8,10 @@
 //                     budgets (set up once)
 //   run_state.h       every job's phase, work and service; the pool's free GPUs (the state)
 //   events.h          arrivals, completions and wake-ups, in time order (what moves the clock)
-//   pool_events.h     failures and repairs of GPUs and nodes (seeded), and the pool's health
-//   failures.h        a pool event carried out: the jobs it stops, the GPUs it takes away
+//   pool_events.h     failures and repairs of GPUs and nodes, maintenance windows, spot reclaims
+//                     (seeded), nodes added; and what each node is going through
+//   apply_pool_event.h  a pool event carried out: the jobs it stops, the GPUs it takes away
+//   scale.h           the engine's scale advice carried out: nodes ordered and released
 //   cycle_snapshot.h  the Snapshot the engine sees at a cycle (the state, as a host reports it)
 //   carry_out.h       the cycle's decisions carried out: preemptions, then starts
 //   metrics.h         what is measured as time passes, and the metrics at the end
@@ -17,8 +19,8 @@
 //   budgets.h         what each queue used of its GPU-hour budget, period by period
 //
 // At each event time: integrate the state since the previous event, take the completions, the
-// pool events (repairs, then failures), then the arrivals, and if a cycle could change anything,
-// schedule and carry out the decisions.
+// pool events (capacity coming back, then going), then the arrivals, and if a cycle could change
+// anything (or a pool event or the scale advice needs one), schedule and carry out the decisions.
 // Time is integer seconds; nothing ticks between events.
 #include "gpupool/sim/replay.h"
 
@@ -32,18 +34,26 @@
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
 #include "gpupool/schedule.h"
+#include "sim/replay/apply_pool_event.h"
 #include "sim/replay/budgets.h"
 #include "sim/replay/carry_out.h"
 #include "sim/replay/cycle_snapshot.h"
 #include "sim/replay/events.h"
-#include "sim/replay/failures.h"
 #include "sim/replay/ledger_recorder.h"
 #include "sim/replay/metrics.h"
 #include "sim/replay/pool_events.h"
 #include "sim/replay/run_state.h"
+#include "sim/replay/scale.h"
 #include "sim/replay/tenants.h"
 
 namespace gpupool::sim {
+namespace {
+
+// How long waiting jobs may see no job arrive, start or complete before the replay gives up
+// (RunReplay): far beyond any repair, window or spot absence the options allow to overlap.
+constexpr int64_t kMaxStandstillS = 4000LL * 86400;
+
+}  // namespace
 
 absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
                                        const std::vector<TraceJob>& jobs) {
@@ -73,68 +83,99 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
     return status;
   }
 
-  internal::RunState state(jobs, *tenants, pool);
+  const internal::PoolLayout layout(options);
+  // With scaling, the run state and the ledger count every node the pool may have; those not in
+  // the pool are out of service (PoolHealth).
+  const ReplayPool all_nodes = layout.WithAddedNodes(pool);
+  internal::RunState state(jobs, *tenants, all_nodes);
   internal::ReplayEvents events(state, options.wake_up_every_s);
-  internal::CycleSnapshot cycle(options, jobs, *tenants);
+  const int64_t first_arrival = events.FirstArrivalTime();
+  internal::CycleSnapshot cycle(options, jobs, *tenants, layout, first_arrival);
   const internal::CheckpointModel checkpoints(options);
-  internal::MetricsRecorder metrics(options, *tenants, state.size(), events.FirstArrivalTime());
-  absl::StatusOr<internal::LedgerRecorder> ledger = internal::LedgerRecorder::Create(
-      pool, *tenants, events.FirstArrivalTime(), options.series_bucket_s);
+  internal::MetricsRecorder metrics(options, *tenants, state.size(), first_arrival);
+  absl::StatusOr<internal::LedgerRecorder> ledger =
+      internal::LedgerRecorder::Create(all_nodes, *tenants, first_arrival, options.series_bucket_s);
   if (!ledger.ok()) return ledger.status();
-  internal::BudgetTracker budgets(*tenants, events.FirstArrivalTime(), options.budget_period_s,
+  internal::BudgetTracker budgets(*tenants, first_arrival, options.budget_period_s,
                                   options.queue_mode != QueueMode::kSingleQueueLas);
-  if (absl::Status status = internal::ValidateFailures(options, events.FirstArrivalTime());
+  if (absl::Status status = internal::ValidateFailures(options, first_arrival); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = internal::ValidatePoolOperations(options, first_arrival);
       !status.ok()) {
     return status;
   }
-  internal::PoolHealth health(pool);
-  internal::PoolEvents pool_events(options, events.FirstArrivalTime());
-  if (options.failures.enabled()) events.SetPoolEvents(&pool_events);
-  const internal::PoolEventTargets pool_targets{.checkpoints = checkpoints,
-                                                .repair_s = options.failures.repair_s,
-                                                .health = health,
-                                                .pool_events = pool_events,
-                                                .state = state,
-                                                .events = events,
-                                                .cycle = cycle,
-                                                .metrics = metrics,
-                                                .ledger = *ledger};
+  internal::PoolHealth health(layout);
+  state.SetOutOfService(health.unusable_gpus(), health.nodes_down());
+  internal::PoolEvents pool_events(options, first_arrival);
+  if (options.failures.enabled() || options.maintenance.enabled() || options.spot.enabled() ||
+      options.scaling.enabled()) {
+    events.SetPoolEvents(&pool_events);
+  }
+  const internal::ReplayTargets targets{.options = options,
+                                        .checkpoints = checkpoints,
+                                        .health = health,
+                                        .pool_events = pool_events,
+                                        .state = state,
+                                        .events = events,
+                                        .cycle = cycle,
+                                        .metrics = metrics,
+                                        .ledger = *ledger};
+  internal::Scaler scaler(options, layout, cycle.added_node_template());
 
-  int64_t now = events.FirstArrivalTime();
+  int64_t now = first_arrival;
+  // The last time a job arrived, started or completed: with pool events alone moving the clock,
+  // a replay whose waiting jobs can never start again is stopped with an error, not run forever.
+  int64_t last_progress = now;
   while (events.HasMore(!state.pending().empty())) {
     const int64_t t = events.NextTime(now, !state.pending().empty());
+    if (t - last_progress > kMaxStandstillS) {
+      return absl::FailedPreconditionError(fmt::format(
+          "{} jobs have waited {} days without any job arriving, starting or completing (at {}): "
+          "the pool's maintenance, spot reclaims or failures leave them no room",
+          state.pending().size(), (t - last_progress) / 86400, t));
+    }
     if (absl::Status status = budgets.AdvanceTo(t, *ledger); !status.ok()) return status;
-    metrics.AdvanceTo(t, state);
+    metrics.AdvanceTo(t, state, health);
     now = t;
+    bool cycle_now = false;
     while (std::optional<int32_t> i = events.PopCompletionAt(t)) {
       state.Complete(*i);
       metrics.Completed(*i, t);
+      last_progress = t;
       if (absl::Status status = ledger->Completed(*i, t); !status.ok()) return status;
     }
     while (std::optional<internal::PoolEvent> e = pool_events.PopAt(t)) {
-      if (absl::Status status = internal::HandlePoolEvent(*e, pool_targets); !status.ok()) {
-        return status;
-      }
+      absl::StatusOr<bool> needs_cycle = internal::ApplyPoolEvent(*e, targets);
+      if (!needs_cycle.ok()) return needs_cycle.status();
+      cycle_now = cycle_now || *needs_cycle;
     }
-    while (std::optional<int32_t> i = events.PopArrivalAt(t)) state.Arrive(*i, t);
+    while (std::optional<int32_t> i = events.PopArrivalAt(t)) {
+      state.Arrive(*i, t);
+      last_progress = t;
+    }
 
-    if (cycle.WorthScheduling(state)) {
+    if (cycle_now || cycle.WorthScheduling(state) || scaler.WantsCycle(t, health)) {
       if (budgets.active()) {
         absl::StatusOr<std::vector<int64_t>> used = budgets.Used(t, *ledger);
         if (!used.ok()) return used.status();
         cycle.SetBudgetUsed(*used);
         budgets.CycleAt(t, *used);
       }
-      absl::StatusOr<Decisions> decisions = Schedule(cycle.Build(t, state), options.policy);
+      absl::StatusOr<Decisions> decisions =
+          Schedule(cycle.Build(t, state), scaler.PolicyAt(t, health));
       if (!decisions.ok()) {
         return absl::InternalError(
             fmt::format("Schedule() at {}: {}", t, decisions.status().ToString()));
       }
       metrics.CycleRan();
       events.CycleRanAt(t);
-      absl::Status carried =
-          internal::CarryOutDecisions(*decisions, t, checkpoints, state, events, metrics, *ledger);
-      if (!carried.ok()) return carried;
+      if (!decisions->starts.empty()) last_progress = t;
+      if (absl::Status carried = internal::CarryOutDecisions(*decisions, t, targets);
+          !carried.ok()) {
+        return carried;
+      }
+      if (absl::Status scaled = scaler.Apply(*decisions, t, targets); !scaled.ok()) return scaled;
     }
     metrics.UpdateEntitlements(state);
   }

@@ -30,6 +30,12 @@ int64_t CheckpointModel::KeptWork(int64_t work) const {
   return interval_s_ > 0 ? work / interval_s_ * interval_s_ : 0;
 }
 
+int64_t CheckpointModel::PreemptionKeptWork(const JobRun& job, int64_t now) const {
+  const int64_t work = WorkAt(job, now);
+  if (free_) return work;
+  return std::max(job.work_base, KeptWork(work));
+}
+
 std::optional<int64_t> CheckpointModel::LastCheckpointTime(const JobRun& job, int64_t now) const {
   if (free_) return now;
   if (interval_s_ <= 0) return std::nullopt;

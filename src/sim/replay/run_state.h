@@ -61,6 +61,10 @@ class CheckpointModel {
   // Of `work` seconds done, what survives a preemption: all of it under free preemption, else
   // the last multiple of the interval (nothing without checkpoints).
   int64_t KeptWork(int64_t work) const;
+  // What a running job keeps when preempted at `now`: all its work under free preemption, else
+  // the last multiple of the interval, or the work its run resumed from if more (a spot node's
+  // job checkpoints on demand, off the multiples).
+  int64_t PreemptionKeptWork(const JobRun& job, int64_t now) const;
   // The time of a running job's last checkpoint at `now`, as Job::checkpointing reports it:
   // `now` under free preemption; else the moment its work crossed the last multiple of the
   // interval during this run, or its start when it resumed from a checkpoint and has not
