@@ -11,6 +11,7 @@
 
 #include "fmt/format.h"
 #include "gpupool/sim/replay.h"
+#include "gpupool/sim/replay_report.h"
 #include "gpupool/sim/rng.h"
 #include "gtest/gtest.h"
 #include "tests/sim/replay_testing.h"
@@ -164,6 +165,24 @@ TEST(ReplayScaling, AdviceAddsANodeAndReleasesItByHand) {
   // but the added node's first... all of it busy: j0 10,000 s, j1 5,000 s on 8 GPUs each.
   EXPECT_DOUBLE_EQ(m.utilization, 1.0);
   ExpectLedgerIdentities(r->ledger);
+}
+
+TEST(ReplayPoolOperations, HtmlReportHasTheTableOnlyWithThem) {
+  ReplayOptions o = Named("fifo", kOneNode);
+  o.maintenance.notice_s = 0;
+  o.maintenance.windows = {ReplayMaintenanceWindow{.node = 0, .start = 2000, .end = 2600}};
+  auto with = RunReplay(o, {J(0, 4, 5000, "a")});
+  auto without = RunReplay(Named("fifo", kOneNode), {J(0, 4, 5000, "a")});
+  ASSERT_TRUE(with.ok() && without.ok());
+  ReplayReportInfo info;
+  info.pool = kOneNode;
+  const std::string html = ReplayHtmlReport(*with, info);
+  // WindowStopsTheJobsThereByHand: 1 window, 1 run stopped, 4 x 260 s lost, 600 s in the window;
+  // spot and scaling off.
+  EXPECT_NE(html.find("<h3>Maintenance, spot reclaims and scaling</h3>"), std::string::npos);
+  EXPECT_NE(html.find("<td>1</td><td>1</td><td>0.3</td><td>0.2</td><td>-</td>"), std::string::npos)
+      << html;
+  EXPECT_EQ(ReplayHtmlReport(*without, info).find("Maintenance, spot"), std::string::npos);
 }
 
 std::vector<TraceJob> RandomTrace(uint64_t seed, int n) {

@@ -319,6 +319,47 @@ std::string MetricsTable(const std::vector<ReplayRun>& runs) {
   return out;
 }
 
+// Maintenance windows, spot reclaims and scaling, one row per run with any of them on
+// (docs/replay.md, "Maintenance, spot reclaims and scaling"); "-" for the ones off; nothing when
+// no run has any, so that those reports stay what they were.
+std::string PoolOperationsTable(const std::vector<ReplayRun>& runs) {
+  std::string rows;
+  for (const ReplayRun& run : runs) {
+    const ReplayMetrics& m = run.result.metrics;
+    if (!m.maintenance_on && !m.spot_on && !m.scaling_on) continue;
+    const std::string maintenance =
+        m.maintenance_on
+            ? fmt::format("<td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.1f}</td>",
+                          Grouped(m.maintenance_windows), Grouped(m.maintenance_stops),
+                          m.gpu_hours_lost_to_maintenance, m.node_hours_under_maintenance)
+            : std::string("<td>-</td><td>-</td><td>-</td><td>-</td>");
+    const std::string spot =
+        m.spot_on ? fmt::format("<td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.1f}</td>",
+                                Grouped(m.spot_reclaims), Grouped(m.spot_stops),
+                                m.gpu_hours_lost_to_spot, m.node_hours_reclaimed)
+                  : std::string("<td>-</td><td>-</td><td>-</td><td>-</td>");
+    const std::string scaling =
+        m.scaling_on
+            ? fmt::format("<td>{}</td><td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.2f}</td>",
+                          Grouped(m.nodes_added), Grouped(m.nodes_released), m.max_added_nodes,
+                          m.added_node_hours, m.scale_cost)
+            : std::string("<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td>");
+    rows += fmt::format("<tr><td>{}</td>{}{}{}</tr>\n", HtmlEscape(run.label), maintenance, spot,
+                        scaling);
+  }
+  if (rows.empty()) return "";
+  return "<h3>Maintenance, spot reclaims and scaling</h3>\n<table class=\"m\">\n<tr><th>policy</th>"
+         "<th>windows</th><th>runs stopped</th><th>GPU-hours lost</th><th>node-hours in "
+         "maintenance</th><th>spot reclaims</th><th>runs stopped</th><th>GPU-hours lost</th>"
+         "<th>node-hours taken</th><th>nodes ordered</th><th>released</th><th>most added at "
+         "once</th><th>added node-hours</th><th>scale cost</th></tr>\n" +
+         rows +
+         "</table>\n<p class=\"s\">Jobs in a window's way are checkpointed and stopped at its "
+         "start; a reclaimed spot node's jobs checkpoint on demand and lose only their restore. "
+         "GPU-hours lost: GPUs x (work since the last checkpoint + restore). docs/replay.md, "
+         "\"Maintenance, spot reclaims and scaling\".</p>\n";
+}
+
 // Failures and repairs, one row per run with failures on (docs/replay.md, "Failures and
 // repairs"); nothing when no run has them, so that those reports stay what they were.
 std::string FailureTable(const std::vector<ReplayRun>& runs) {
@@ -412,7 +453,7 @@ std::string ReplayHtmlReport(const std::vector<ReplayRun>& runs, const ReplayRep
   for (size_t i = 0; i < parts.size(); ++i) out += (i == 0 ? "" : "; ") + parts[i];
   out += ".</p>\n";
 
-  out += "<h2>Metrics</h2>\n" + MetricsTable(runs) + FailureTable(runs);
+  out += "<h2>Metrics</h2>\n" + MetricsTable(runs) + FailureTable(runs) + PoolOperationsTable(runs);
 
   out += "<h2>Job completion time and queueing delay</h2>\n<div class=\"charts\">\n";
   std::vector<Distribution> jct, delay;
