@@ -1,6 +1,7 @@
 #include "lost_work.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "internal/saturating.h"
@@ -42,6 +43,16 @@ int64_t LostWorkPrice(const Job& job, int64_t at, int64_t now, const Policy& pol
   const int64_t seconds =
       SaturatingAdd(LostWorkSeconds(job, at, now, policy), job.checkpointing.restore_time_s);
   return SaturatingMultiply(RunningMilli(job), seconds);
+}
+
+bool RedoingLostWork(const Job& job, int64_t now) {
+  if (job.state != JobState::kRunning || !job.start_time) return false;
+  const int64_t start = *job.start_time;
+  const std::optional<int64_t>& checkpoint = job.checkpointing.last_checkpoint_time;
+  if (checkpoint && *checkpoint > start) return false;  // saved new progress since it resumed
+  const bool resumed_from_checkpoint = checkpoint && *checkpoint < start;
+  const bool ran_before = job.attained_service_s > now - start;
+  return resumed_from_checkpoint || ran_before;
 }
 
 }  // namespace gpupool::internal

@@ -27,6 +27,14 @@ int64_t RunningMilli(const Job& job);
 // Milli-GPU-seconds the job loses if stopped at `at`, restore time included.
 int64_t LostWorkPrice(const Job& job, int64_t at, int64_t now, const Policy& policy);
 
+// Is running `job` redoing work it has already lost once? It resumed (it ran before its current
+// start: its last checkpoint is older than start_time, or its attained_service_s is more than
+// now - start_time) and has not checkpointed since it started (last_checkpoint_time after
+// start_time). Stopping it now would make it lose the same work a second time: it would resume
+// from the same checkpoint (or from the beginning) again. Preemption does not take such a job
+// (docs/engine.md, stage 6, "Who may be evicted").
+bool RedoingLostWork(const Job& job, int64_t now);
+
 }  // namespace gpupool::internal
 
 #endif  // GPUPOOL_LOST_WORK_H_

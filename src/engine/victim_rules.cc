@@ -53,6 +53,8 @@ bool VictimRules::ComputeMayEverEvict(int32_t v) const {
   const int64_t ran = now - victim.start_time.value_or(now);
   if (!victim.preemptible || ran < victim.min_runtime_s) return false;
   if (ran < policy_.preemption.min_victim_run_s) return false;
+  // No job loses the same work twice: one that resumed stays until it has checkpointed since.
+  if (RedoingLostWork(victim, now)) return false;
   const int64_t most_lost = policy_.preemption.max_victim_lost_s;
   return most_lost <= 0 || LostSeconds(v) <= most_lost;
 }
@@ -287,6 +289,18 @@ std::string VictimRules::WhyKept(int32_t j, int32_t v) const {
           "waiting for a reclaim in progress: {} has run {} s since it started, less than "
           "min_victim_run_s {}; it may go in {} s",
           victim.id, ran, min_run, min_run - ran);
+    }
+    if (RedoingLostWork(victim, now)) {
+      const Checkpointing& c = victim.checkpointing;
+      const int64_t start = *victim.start_time;
+      const std::string next =
+          c.interval_s > 0
+              ? fmt::format("after its next checkpoint, due at {}", start + c.interval_s)
+              : std::string("only when it ends: it does not checkpoint");
+      return fmt::format(
+          "{} resumed at {} and has not checkpointed since: evicting it now would lose the same "
+          "work a second time; it may go {}",
+          victim.id, start, next);
     }
     const int64_t most_lost = policy_.preemption.max_victim_lost_s;
     if (most_lost > 0 && LostSeconds(v) > most_lost) {

@@ -5,13 +5,14 @@
 // snapshot, the policy and the working state.
 //
 // Who may be a victim. A running job that is preemptible, has run past its own min_runtime_s and
-// the policy's min_victim_run_s, would lose at most max_victim_lost_s of work (when that is set),
-// and holds nothing on a node held for a starving job's reservation. A job evicted or shrunk
-// once in a cycle is not taken again in that cycle. For a pending job of the same queue, only
-// jobs of lower priority than the job's preemptor priority may go (a job past the starvation
-// bound outranks every job of its queue). Across queues, with reclaim_across_queues, jobs of
-// queues whose side holds more than its entitlement may go (with reclaim_lower_priority_only,
-// only those of lower priority).
+// the policy's min_victim_run_s, is not redoing work it has already lost once (a job that
+// resumed and has not checkpointed since: RedoingLostWork(), lost_work.h), would lose at most
+// max_victim_lost_s of work (when that is set), and holds nothing on a node held for a starving
+// job's reservation. A job evicted or shrunk once in a cycle is not taken again in that cycle.
+// For a pending job of the same queue, only jobs of lower priority than the job's preemptor
+// priority may go (a job past the starvation bound outranks every job of its queue). Across
+// queues, with reclaim_across_queues, jobs of queues whose side holds more than its entitlement
+// may go (with reclaim_lower_priority_only, only those of lower priority).
 //
 // Sides. Two queues are compared through their ancestors just below their lowest common
 // ancestor (siblings, so that a team reclaims from the other team, not from one of its
@@ -69,7 +70,8 @@ class VictimRules {
   // job's reservation (which can change within the cycle)?
   bool MayEvict(int32_t v) const { return MayEverEvict(v) && !state_.OnHeldNode(v); }
   // The part of MayEvict() that cannot change within the cycle: preemptible, past its
-  // min_runtime_s and the policy's min_victim_run_s, losing at most max_victim_lost_s. Cached.
+  // min_runtime_s and the policy's min_victim_run_s, not redoing lost work (it resumed and has
+  // not checkpointed since), losing at most max_victim_lost_s. Cached.
   bool MayEverEvict(int32_t v) const;
   // Has running job v been evicted or shrunk in this cycle (it is no victim again)?
   bool taken(int32_t v) const { return taken_[v] != 0; }

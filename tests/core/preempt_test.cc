@@ -600,7 +600,12 @@ void CheckPlannerAgainstOracle(VictimOrder order) {
     // Every subset of eligible victims, checked by scheduling the snapshot without them.
     std::vector<const Job*> eligible;
     for (const Job& job : running) {
-      if (job.preemptible && job.priority < urgent.priority) eligible.push_back(&job);
+      // A job that resumed from a checkpoint taken before its start, and has not checkpointed
+      // since, is no victim (no job loses the same work twice: docs/engine.md, stage 6).
+      const bool resumed = *job.checkpointing.last_checkpoint_time < *job.start_time;
+      if (job.preemptible && job.priority < urgent.priority && !resumed) {
+        eligible.push_back(&job);
+      }
     }
     std::optional<SetKey> best, best_other;
     const VictimOrder other = order == VictimOrder::kCheapestFirst

@@ -1,5 +1,6 @@
 // Which running jobs may be victims at all: the policy's max_victim_lost_s and min_victim_run_s,
-// and nodes held for a starving job's reservation.
+// a job that resumed and has not checkpointed since, and nodes held for a starving job's
+// reservation.
 #include <string>
 #include <vector>
 
@@ -64,11 +65,12 @@ TEST(VictimRulesTest, MaxLostWorkKeepsAVictimThatWouldLoseMore) {
 }
 
 TEST(VictimRulesTest, MinRunKeepsAJobJustStarted) {
-  // Started 300 s ago (its start counts as its last checkpoint: it loses 300 s).
+  // Started 300 s ago and checkpointed 100 s ago (a job that resumed and has not checkpointed
+  // since is kept whatever min_victim_run_s says: AResumedJobStaysUntilItCheckpoints).
   for (const auto& [min_run, evicted] :
        std::vector<std::pair<int64_t, bool>>{{0, true}, {300, true}, {301, false}}) {
     SCOPED_TRACE(min_run);
-    absl::StatusOr<Decisions> d = Schedule(OneVictim(300, 5000), Preemptive(0, min_run));
+    absl::StatusOr<Decisions> d = Schedule(OneVictim(300, 100), Preemptive(0, min_run));
     ASSERT_TRUE(d.ok()) << d.status();
     EXPECT_EQ(d->preemptions.size(), evicted ? 1u : 0u);
   }
@@ -86,6 +88,140 @@ TEST(VictimRulesTest, AJobKeptForItsLostWorkIsAReclaimInProgress) {
                                       "after its next checkpoint, due at 10200"),
             std::string::npos)
       << high->counterfactual;
+}
+
+// No job loses the same work twice. "low" started 300 s ago (at 9,700) from a checkpoint taken
+// at 9,000, before that start: it resumed, and until it checkpoints again, evicting it would
+// throw away the work from 9,000 on a second time. It stays, and "high" waits; once "low" has
+// checkpointed since its start (at 9,800), it is a victim like any other.
+TEST(VictimRulesTest, AResumedJobStaysUntilItCheckpoints) {
+  absl::StatusOr<Decisions> d = Schedule(OneVictim(300, 1000), Preemptive(0, 0));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->preemptions.empty());
+  const PendingDecision* high = testing::FindPending(*d, "high");
+  ASSERT_NE(high, nullptr);
+  EXPECT_EQ(high->would_preempt, (std::vector<std::string>{"low"}));
+  // Every 600 s from its start: the next checkpoint is due at 10,300.
+  EXPECT_NE(high->counterfactual.find("low resumed at 9700 and has not checkpointed since: "
+                                      "evicting it now would lose the same work a second time; "
+                                      "it may go after its next checkpoint, due at 10300"),
+            std::string::npos)
+      << high->counterfactual;
+
+  d = Schedule(OneVictim(300, 200), Preemptive(0, 0));
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->preemptions.size(), 1u);
+  EXPECT_EQ(d->preemptions[0].job, "low");
+  EXPECT_EQ(d->preemptions[0].lost_milli_gpu_seconds, 4000 * (200 + 30));
+}
+
+// A job that does not checkpoint restarts from the beginning: it resumed when its attained
+// service is more than the time since its start (it ran before), and it then stays until it
+// ends. A job whose attained service is only its current run is a victim as before.
+TEST(VictimRulesTest, AResumedJobThatDoesNotCheckpointStays) {
+  for (const auto& [attained, evicted] :
+       std::vector<std::pair<int64_t, bool>>{{0, true}, {300, true}, {301, false}}) {
+    SCOPED_TRACE(attained);
+    Snapshot s = OneVictim(300, 0);
+    for (Job& job : s.jobs) {
+      if (job.id != "low") continue;
+      job.checkpointing = Checkpointing{};
+      job.attained_service_s = attained;
+    }
+    absl::StatusOr<Decisions> d = Schedule(s, Preemptive(0, 0));
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(d->preemptions.size(), evicted ? 1u : 0u);
+    EXPECT_EQ(testing::FindStart(*d, "high") != nullptr, evicted);
+    if (!evicted) {
+      const PendingDecision* high = testing::FindPending(*d, "high");
+      ASSERT_NE(high, nullptr);
+      EXPECT_NE(high->counterfactual.find("low resumed at 9700 and has not checkpointed since: "
+                                          "evicting it now would lose the same work a second "
+                                          "time; it may go only when it ends: it does not "
+                                          "checkpoint"),
+                std::string::npos)
+          << high->counterfactual;
+    }
+  }
+}
+
+// Regression (tests/core/preemption_cycles_test.cc, property e4, seed 728): a victim restarted
+// at once was preempted again in the next cycle. Queue q may use 4 GPUs; on one 8-GPU node run
+// r (priority 1, ran 1,000 s), y (priority 0, ran 5,000 s) and x (priority 0, 2 GPUs, inside
+// its 600 s minimum runtime); a (priority 5, 1 GPU) and b (priority 4, 3 GPUs) wait for quota.
+// Cycle 0: a evicts r, the cheapest; r, pending again, evicts y and restarts. b would need x as
+// well. Cycle 1, 300 s later: x's minimum runtime has lapsed, and b could take x and r; but r
+// resumed 300 s ago (its attained service, 1,300 s, says it ran before) and does not checkpoint,
+// so evicting it would lose the same work again: it stays, and b waits.
+TEST(VictimRulesTest, ARestartedVictimIsNotPreemptedAgainInTheNextCycle) {
+  const int64_t now = 100000;
+  Queue q = testing::MakeQueue("q");
+  q.quotas.push_back(testing::MakeLimit("*", 4000));
+  Job r = MakeRunningJob("r", "q", GpuRequest(1000), {Placement("n1", {0})}, now - 1000);
+  r.priority = 1;
+  r.attained_service_s = 1000;
+  Job y = MakeRunningJob("y", "q", GpuRequest(1000), {Placement("n1", {1})}, now - 5000);
+  y.attained_service_s = 5000;
+  Job x = MakeRunningJob("x", "q", GpuRequest(2000), {Placement("n1", {2, 3})}, now - 400);
+  x.min_runtime_s = 600;
+  x.attained_service_s = 400;
+  Job a = MakePendingJob("a", "q", GpuRequest(1000));
+  a.priority = 5;
+  a.submit_time = now - 10;
+  Job b = MakePendingJob("b", "q", GpuRequest(3000));
+  b.priority = 4;
+  b.submit_time = now - 10;
+  Snapshot s = SnapshotBuilder()
+                   .Now(now)
+                   .Model("a100")
+                   .Node(MakeNode("n1", "a100", 8))
+                   .Queue(q)
+                   .Job(r)
+                   .Job(y)
+                   .Job(x)
+                   .Job(a)
+                   .Job(b)
+                   .Build();
+  const Policy policy = Preemptive(0, 0);
+
+  absl::StatusOr<Decisions> d = Schedule(s, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->preemptions.size(), 2u);
+  EXPECT_EQ(d->preemptions[0].job, "r");
+  EXPECT_EQ(d->preemptions[0].for_job, "a");
+  EXPECT_EQ(d->preemptions[1].job, "y");
+  EXPECT_EQ(d->preemptions[1].for_job, "r");
+  EXPECT_NE(testing::FindStart(*d, "a"), nullptr);
+  EXPECT_NE(testing::FindStart(*d, "r"), nullptr);
+  EXPECT_EQ(testing::FindStart(*d, "b"), nullptr);
+
+  // The host applies the decisions, and 300 s later reports the work done.
+  ASSERT_TRUE(ApplyDecisions(*d, s).ok());
+  s.now += 300;
+  for (Job& job : s.jobs) {
+    if (job.state == JobState::kRunning) job.attained_service_s += 300;
+  }
+  d = Schedule(s, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->preemptions.empty());
+  EXPECT_TRUE(d->starts.empty());
+  // b waits for quota (no counterfactual: that reason has none).
+  const PendingDecision* waiting = testing::FindPending(*d, "b");
+  ASSERT_NE(waiting, nullptr);
+  EXPECT_EQ(waiting->reason, PendingReason::kQueueLimit);
+
+  // Once r has checkpointed since it resumed, b takes x and r.
+  for (Job& job : s.jobs) {
+    if (job.id != "r") continue;
+    job.checkpointing.interval_s = 200;
+    job.checkpointing.last_checkpoint_time = now + 200;
+  }
+  d = Schedule(s, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->preemptions.size(), 2u);
+  EXPECT_EQ(d->preemptions[0].job, "r");
+  EXPECT_EQ(d->preemptions[1].job, "x");
+  EXPECT_NE(testing::FindStart(*d, "b"), nullptr);
 }
 
 // Queue "a" is guaranteed the node and reclaims it from "b", which holds it with a job of a
