@@ -22,15 +22,17 @@ namespace gpupool::internal {
 Decisions RunCycle(const Snapshot& snapshot, const Policy& policy);
 
 // The same, calling `observe` with each pass's input and decisions, in order (for tests that
-// check each pass against the state it saw).
+// check each pass against the state it saw; a later pass's input_fingerprint is empty).
 using PassObserver = std::function<void(const Snapshot& input, const Decisions& pass)>;
 Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObserver& observe);
 
 // One pass of stages 1b to 9 (schedule.cc). `tentative`: running jobs of the snapshot whose
 // start an earlier pass of the same cycle made, with the rank they started with
-// (SnapshotIndex::tentative()).
+// (SnapshotIndex::tentative()). With `fingerprint` false, input_fingerprint is left empty: a
+// later pass of a settling cycle hashes nothing, since the cycle reports the first pass's.
 Decisions RunCyclePass(const Snapshot& snapshot, const Policy& policy,
-                       const std::vector<std::pair<std::string, int64_t>>& tentative = {});
+                       const std::vector<std::pair<std::string, int64_t>>& tentative = {},
+                       bool fingerprint = true);
 
 }  // namespace gpupool::internal
 

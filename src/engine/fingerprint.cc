@@ -174,6 +174,8 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
     }
   }
   h.Int(index.job_count());
+  std::vector<const ReplicaPlacement*> placements;
+  std::vector<int32_t> sorted_gpus;
   for (int32_t j = 0; j < index.job_count(); ++j) {
     const Job& job = *index.job(j).job;
     h.Str(job.id);
@@ -208,21 +210,27 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
     if (job.pending_since.has_value()) h.Int(*job.pending_since);  // unset: as before it existed
     if (job.backfilled) h.Str("backfilled");                       // unset: as before it existed
     if (job.spot_tolerant) h.Str("spot_tolerant");                 // likewise
-    std::vector<ReplicaPlacement> placements = job.placements;
+    // Sorted through pointers, not copies (the same order: the sort sees the same comparisons).
+    placements.clear();
+    for (const ReplicaPlacement& p : job.placements) placements.push_back(&p);
     std::sort(placements.begin(), placements.end(),
-              [](const ReplicaPlacement& a, const ReplicaPlacement& b) {
-                return a.group != b.group ? a.group < b.group : a.replica < b.replica;
+              [](const ReplicaPlacement* a, const ReplicaPlacement* b) {
+                return a->group != b->group ? a->group < b->group : a->replica < b->replica;
               });
     h.Int(static_cast<int64_t>(placements.size()));
-    for (const ReplicaPlacement& p : placements) {
-      h.Str(p.group);
-      h.Int(p.replica);
-      h.Str(p.node);
-      std::vector<int32_t> gpus = p.gpus;
-      std::sort(gpus.begin(), gpus.end());
-      h.Int(static_cast<int64_t>(gpus.size()));
-      for (int32_t g : gpus) h.Int(g);
-      h.Int(p.gpu_milli);
+    for (const ReplicaPlacement* p : placements) {
+      h.Str(p->group);
+      h.Int(p->replica);
+      h.Str(p->node);
+      const std::vector<int32_t>* gpus = &p->gpus;
+      if (!std::is_sorted(gpus->begin(), gpus->end())) {
+        sorted_gpus = p->gpus;
+        std::sort(sorted_gpus.begin(), sorted_gpus.end());
+        gpus = &sorted_gpus;
+      }
+      h.Int(static_cast<int64_t>(gpus->size()));
+      for (int32_t g : *gpus) h.Int(g);
+      h.Int(p->gpu_milli);
     }
   }
   h.Str(policy.name);

@@ -533,7 +533,8 @@ class Cycle {
 namespace internal {
 
 Decisions RunCyclePass(const Snapshot& snapshot, const Policy& policy,
-                       const std::vector<std::pair<std::string, int64_t>>& tentative) {
+                       const std::vector<std::pair<std::string, int64_t>>& tentative,
+                       bool fingerprint) {
   SnapshotIndex input_index(snapshot);
   input_index.MarkTentative(tentative);
 
@@ -542,7 +543,7 @@ Decisions RunCyclePass(const Snapshot& snapshot, const Policy& policy,
   decisions.policy_version = policy.version;
   decisions.scorer = policy.scorer ? std::string(policy.scorer->Name())
                                    : std::string(PlacementStrategyName(policy.placement));
-  decisions.input_fingerprint = internal::Fingerprint(input_index, policy);
+  if (fingerprint) decisions.input_fingerprint = internal::Fingerprint(input_index, policy);
 
   // Stage 1b: health and maintenance close nodes and stop jobs; the rest of the cycle schedules
   // the snapshot as it is once the host has done that (node_operations.h).

@@ -30,9 +30,12 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "cycle.h"
 #include "gpupool/apply.h"
 #include "headroom.h"
@@ -49,19 +52,25 @@ bool ChangesSomething(const Decisions& d) {
 }
 
 // Same replicas on the same GPUs (gpu_milli may be left 0 in a snapshot's placements).
-bool SamePlace(std::vector<ReplicaPlacement> a, std::vector<ReplicaPlacement> b) {
+bool SamePlace(const std::vector<ReplicaPlacement>& a, const std::vector<ReplicaPlacement>& b) {
   if (a.size() != b.size()) return false;
+  // Listed alike (the usual case: a job no pass moved keeps its placements as they were).
+  auto alike = [](const ReplicaPlacement& x, const ReplicaPlacement& y) {
+    return x.group == y.group && x.replica == y.replica && x.node == y.node && x.gpus == y.gpus;
+  };
+  if (std::equal(a.begin(), a.end(), b.begin(), alike)) return true;
   auto key = [](const ReplicaPlacement& p) { return std::tie(p.group, p.replica); };
   auto by_replica = [&](const ReplicaPlacement& x, const ReplicaPlacement& y) {
     return key(x) < key(y);
   };
-  std::sort(a.begin(), a.end(), by_replica);
-  std::sort(b.begin(), b.end(), by_replica);
-  for (size_t i = 0; i < a.size(); ++i) {
-    std::vector<int32_t> ga = a[i].gpus, gb = b[i].gpus;
+  std::vector<ReplicaPlacement> sa = a, sb = b;
+  std::sort(sa.begin(), sa.end(), by_replica);
+  std::sort(sb.begin(), sb.end(), by_replica);
+  for (size_t i = 0; i < sa.size(); ++i) {
+    std::vector<int32_t> ga = sa[i].gpus, gb = sb[i].gpus;
     std::sort(ga.begin(), ga.end());
     std::sort(gb.begin(), gb.end());
-    if (key(a[i]) != key(b[i]) || a[i].node != b[i].node || ga != gb) return false;
+    if (key(sa[i]) != key(sb[i]) || sa[i].node != sb[i].node || ga != gb) return false;
   }
   return true;
 }
@@ -92,39 +101,44 @@ struct History {
   }
 };
 
-// The last pass's pending reasons and reservations, for the jobs pending in `snapshot` that do
-// not start (a job the cycle evicts gets its Preempt, not a pending reason).
-void TakeWaitingFrom(const Decisions& last, const Snapshot& snapshot, Decisions& out) {
-  std::map<std::string, bool> waiting;
+// The last pass's pending reasons and reservations (`pending`, `reservations`), for the jobs
+// pending in `snapshot` that do not start (a job the cycle evicts gets its Preempt, not a pending
+// reason).
+void TakeWaitingFrom(std::vector<PendingDecision> pending,
+                     std::vector<ReserveDecision> reservations, const Snapshot& snapshot,
+                     Decisions& out) {
+  // Membership only: nothing iterates the set.
+  absl::flat_hash_set<std::string_view> waiting;
   for (const Job& job : snapshot.jobs) {
-    if (job.state == JobState::kPending) waiting[job.id] = true;
+    if (job.state == JobState::kPending) waiting.insert(job.id);
   }
   for (const StartDecision& s : out.starts) waiting.erase(s.job);
   out.pending.clear();
-  for (const PendingDecision& p : last.pending) {
-    if (waiting.count(p.job)) out.pending.push_back(p);
+  for (PendingDecision& p : pending) {
+    if (waiting.contains(p.job)) out.pending.push_back(std::move(p));
   }
   out.reservations.clear();
-  for (const ReserveDecision& r : last.reservations) {
-    if (waiting.count(r.job)) out.reservations.push_back(r);
+  for (ReserveDecision& r : reservations) {
+    if (waiting.contains(r.job)) out.reservations.push_back(std::move(r));
   }
 }
 
-// Each headroom rule's report as the settled pass measures it (free, shortfall), with what was
-// free before the first pass restored anything and every job a pass evicted for it that the
-// cycle still evicts (`passes` in order; every pass reports the rules in the same order).
-void MergeHeadroom(const std::vector<const Decisions*>& passes, const Decisions& last,
-                   const Policy& policy, Decisions& out) {
-  if (last.headroom.empty()) return;
+// Each headroom rule's report as the settled pass measures it (`last`: free, shortfall), with
+// what was free before the first pass restored anything and every job a pass evicted for it that
+// the cycle still evicts (`passes`: each pass's reports, in order; every pass reports the rules
+// in the same order).
+void MergeHeadroom(const std::vector<std::vector<HeadroomReport>>& passes,
+                   const std::vector<HeadroomReport>& last, const Policy& policy, Decisions& out) {
+  if (last.empty()) return;
   std::map<std::string, bool> evicted;
   for (const PreemptDecision& p : out.preemptions) evicted[p.job] = true;
-  std::vector<HeadroomReport> reports = last.headroom;
+  std::vector<HeadroomReport> reports = last;
   for (size_t r = 0; r < reports.size(); ++r) {
     HeadroomReport& report = reports[r];
-    report.free_before_restore = passes.front()->headroom[r].free_before_restore;
+    report.free_before_restore = passes.front()[r].free_before_restore;
     std::vector<std::string> preempted;
-    for (const Decisions* pass : passes) {
-      for (const std::string& job : pass->headroom[r].preempted) {
+    for (const std::vector<HeadroomReport>& pass : passes) {
+      for (const std::string& job : pass[r].preempted) {
         if (evicted.count(job)) preempted.push_back(job);
       }
     }
@@ -140,15 +154,122 @@ void MergeHeadroom(const std::vector<const Decisions*>& passes, const Decisions&
   out.headroom = std::move(reports);
 }
 
+// The jobs' decisions of a cycle (the lists ApplyDecisions() acts on, node actions aside).
+struct Moves {
+  std::vector<StartDecision> starts;
+  std::vector<PreemptDecision> preemptions;
+  std::vector<MigrateDecision> migrations;
+  std::vector<ResizeDecision> resizes;
+};
+
+// The settling passes' state: `snapshot` as the host leaves it once it carries out a cycle's
+// decisions, kept in one copy from pass to pass. Reset() and Apply() do to it what a fresh copy
+// of the snapshot and ApplyDecisions() would, step for step, but in place: only the jobs that
+// differ from the snapshot's are copied back, and jobs are found by id without building a map.
+class SettleState {
+ public:
+  // The snapshot's node actions are applied once: every pass's decisions carry the first pass's.
+  SettleState(const Snapshot& snapshot, const std::vector<NodeActionDecision>& node_actions)
+      : snapshot_(snapshot), state_(snapshot), changed_(snapshot.jobs.size(), 0) {
+    for (size_t i = 0; i < snapshot.jobs.size(); ++i) at_.emplace(snapshot.jobs[i].id, i);
+    if (node_actions.empty()) return;
+    Decisions actions;
+    actions.node_actions = node_actions;
+    GPUPOOL_CHECK(ApplyDecisions(actions, state_).ok());
+  }
+
+  const Snapshot& get() const { return state_; }
+  // Job `id` of the snapshot (ids are unique after validation).
+  const Job& SnapshotJob(std::string_view id) const { return snapshot_.jobs[Find(id)]; }
+
+  // Every job back as the snapshot has it.
+  void Reset() {
+    for (size_t i : dirty_) {
+      state_.jobs[i] = snapshot_.jobs[i];
+      changed_[i] = 0;
+    }
+    dirty_.clear();
+  }
+
+  // ApplyDecisions() of the jobs' decisions of `m` (Moves or Decisions), on the state as it is
+  // (checked: the passes' decisions apply).
+  template <typename JobDecisions>
+  void Apply(const JobDecisions& m) {
+    const int64_t now = state_.now;
+    for (const PreemptDecision& preempt : m.preemptions) {
+      Job& victim = Edit(preempt.job);
+      GPUPOOL_CHECK(victim.state == JobState::kRunning);
+      victim.state = JobState::kPending;
+      victim.placements.clear();
+      victim.start_time.reset();
+      victim.backfilled = false;
+      victim.pending_since = std::max(now, victim.submit_time);
+    }
+    for (const ResizeDecision& resize : m.resizes) {
+      Job& job = Edit(resize.job);
+      GPUPOOL_CHECK(job.state == JobState::kRunning);
+      std::vector<ReplicaPlacement>& placements = job.placements;
+      std::vector<int32_t> replicas;
+      for (const ReplicaPlacement& p : placements) {
+        if (p.group == resize.group) replicas.push_back(p.replica);
+      }
+      std::sort(replicas.begin(), replicas.end());
+      GPUPOOL_CHECK(resize.to_replicas >= 0 &&
+                    static_cast<size_t>(resize.to_replicas) <= replicas.size());
+      const int32_t last_kept = resize.to_replicas == 0 ? -1 : replicas[resize.to_replicas - 1];
+      std::erase_if(placements, [&](const ReplicaPlacement& p) {
+        return p.group == resize.group && p.replica > last_kept;
+      });
+    }
+    for (const MigrateDecision& migrate : m.migrations) {
+      Job& job = Edit(migrate.job);
+      GPUPOOL_CHECK(job.state == JobState::kRunning);
+      job.placements = migrate.to;
+      job.start_time = now;
+    }
+    // ApplyStarts(): every start checked before any is carried out.
+    for (const StartDecision& start : m.starts) {
+      GPUPOOL_CHECK(state_.jobs[Find(start.job)].state == JobState::kPending);
+    }
+    for (const StartDecision& start : m.starts) {
+      Job& job = Edit(start.job);
+      job.state = JobState::kRunning;
+      job.start_time = now;
+      job.placements = start.placements;
+      job.pending_since.reset();
+      job.backfilled = start.backfilled;
+    }
+  }
+
+ private:
+  size_t Find(std::string_view id) const {
+    auto it = at_.find(id);
+    GPUPOOL_CHECK(it != at_.end());
+    return it->second;
+  }
+  Job& Edit(std::string_view id) {
+    const size_t i = Find(id);
+    if (!changed_[i]) {
+      changed_[i] = 1;
+      dirty_.push_back(i);
+    }
+    return state_.jobs[i];
+  }
+
+  const Snapshot& snapshot_;
+  Snapshot state_;
+  // Position of each job in `snapshot_.jobs` (lookups only: nothing iterates it).
+  absl::flat_hash_map<std::string_view, size_t> at_;
+  // Jobs of `state_` that may differ from the snapshot's.
+  std::vector<uint8_t> changed_;
+  std::vector<size_t> dirty_;
+};
+
 // The decisions that take `snapshot` to `settled`, built from what the passes decided
-// (`history`), with the first pass's and the settled pass's other parts (see the top).
-Decisions Compose(const Snapshot& snapshot, const Snapshot& settled, const History& history,
-                  const Decisions& first) {
-  Decisions out = first;
-  out.starts.clear();
-  out.preemptions.clear();
-  out.migrations.clear();
-  out.resizes.clear();
+// (`history`); the other parts of the cycle's decisions are the first pass's and the settled
+// pass's (see the top).
+Moves Compose(const Snapshot& snapshot, const Snapshot& settled, const History& history) {
+  Moves out;
   // ApplyDecisions() keeps the jobs in place: job i of `settled` is job i of `snapshot`.
   for (size_t i = 0; i < snapshot.jobs.size(); ++i) {
     const Job& before = snapshot.jobs[i];
@@ -214,6 +335,10 @@ Decisions Compose(const Snapshot& snapshot, const Snapshot& settled, const Histo
   return out;
 }
 
+Moves MovesOf(const Decisions& d) {
+  return Moves{d.starts, d.preemptions, d.migrations, d.resizes};
+}
+
 }  // namespace
 
 Decisions RunCycle(const Snapshot& snapshot, const Policy& policy) {
@@ -234,14 +359,18 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   history.Record(first);
   Counters work;
   AddWork(work, first.counters);
-  Decisions composed = first;
-  // Every pass that changed something, in order (for the headroom reports).
-  std::vector<Decisions> changed;
-  changed.push_back(first);
-  Decisions last = first;
+  // The jobs' decisions so far: those that take the snapshot to the state the passes reached.
+  Moves composed = MovesOf(first);
+  // The headroom reports of every pass that changed something, in order.
+  std::vector<std::vector<HeadroomReport>> headroom;
+  headroom.push_back(first.headroom);
+  int64_t changed = 1;
+  // The last pass run (the first until another runs), and whether it changed anything.
+  Decisions later;
+  Decisions* last = &first;
+  bool last_changes = true;
   Policy pass_policy = policy;
-  std::map<std::string, const Job*> jobs;
-  for (const Job& job : snapshot.jobs) jobs[job.id] = &job;
+  SettleState state(snapshot, first.node_actions);
   for (int pass = 1; pass < kMaxPasses; ++pass) {
     // What the budgets (0: unbounded) leave for this pass; a spent one ends the settling.
     bool spent = false;
@@ -258,48 +387,53 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
           pass_policy.consolidation.max_plans);
     if (spent) break;
     // The state the host will be in once it carries out the decisions so far.
-    Snapshot state = snapshot;
-    GPUPOOL_CHECK(ApplyDecisions(composed, state).ok());
+    state.Reset();
+    state.Apply(composed);
     // Starts made so far are tentative: a later pass may revoke them at no cost, for a job that
     // outranks the rank they started with.
     std::vector<std::pair<std::string, int64_t>> tentative;
     for (const StartDecision& s : composed.starts) {
-      const Job& job = *jobs.at(s.job);
+      const Job& job = state.SnapshotJob(s.job);
       const bool starving = job.state == JobState::kPending && policy.preemption.starving_outrank &&
                             Starving(job, policy, snapshot.now);
       tentative.emplace_back(
           s.job, starving ? std::numeric_limits<int64_t>::max() : int64_t{job.priority});
     }
-    Decisions next = RunCyclePass(state, pass_policy, tentative);
-    if (observe) observe(state, next);
-    AddWork(work, next.counters);
-    last = std::move(next);
-    if (!ChangesSomething(last)) break;
-    history.Record(last);
-    changed.push_back(last);
+    // The cycle reports the first pass's fingerprint: a later pass computes none.
+    later = RunCyclePass(state.get(), pass_policy, tentative, /*fingerprint=*/false);
+    if (observe) observe(state.get(), later);
+    AddWork(work, later.counters);
+    last = &later;
+    last_changes = ChangesSomething(later);
+    if (!last_changes) break;
+    history.Record(later);
+    headroom.push_back(later.headroom);
+    ++changed;
     // Only the jobs' decisions of a later pass carry over; its node actions describe a state
     // the first pass's actions already made.
-    Decisions moves;
-    moves.preemptions = last.preemptions;
-    moves.resizes = last.resizes;
-    moves.migrations = last.migrations;
-    moves.starts = last.starts;
-    GPUPOOL_CHECK(ApplyDecisions(moves, state).ok());
-    composed = Compose(snapshot, state, history, first);
+    state.Apply(later);
+    composed = Compose(snapshot, state.get(), history);
   }
-  composed.counters = work;
-  composed.counters.passes =
-      static_cast<int64_t>(changed.size()) + (ChangesSomething(last) ? 0 : 1);
-  composed.counters.jobs_started = static_cast<int64_t>(composed.starts.size());
-  composed.counters.preemptions = static_cast<int64_t>(composed.preemptions.size());
-  composed.counters.migrations = static_cast<int64_t>(composed.migrations.size());
-  composed.counters.resizes = static_cast<int64_t>(composed.resizes.size());
-  TakeWaitingFrom(last, snapshot, composed);
-  std::vector<const Decisions*> passes;
-  for (const Decisions& pass : changed) passes.push_back(&pass);
-  passes.push_back(&last);
-  MergeHeadroom(passes, last, policy, composed);
-  return composed;
+  // The settled pass's pending reasons, reservations and headroom (`last` may be `first`, whose
+  // other parts the cycle keeps).
+  std::vector<PendingDecision> pending = std::move(last->pending);
+  std::vector<ReserveDecision> reservations = std::move(last->reservations);
+  const std::vector<HeadroomReport> last_headroom = last->headroom;
+  Decisions out = std::move(first);
+  out.starts = std::move(composed.starts);
+  out.preemptions = std::move(composed.preemptions);
+  out.migrations = std::move(composed.migrations);
+  out.resizes = std::move(composed.resizes);
+  out.counters = work;
+  out.counters.passes = changed + (last_changes ? 0 : 1);
+  out.counters.jobs_started = static_cast<int64_t>(out.starts.size());
+  out.counters.preemptions = static_cast<int64_t>(out.preemptions.size());
+  out.counters.migrations = static_cast<int64_t>(out.migrations.size());
+  out.counters.resizes = static_cast<int64_t>(out.resizes.size());
+  TakeWaitingFrom(std::move(pending), std::move(reservations), snapshot, out);
+  headroom.push_back(last_headroom);
+  MergeHeadroom(headroom, last_headroom, policy, out);
+  return out;
 }
 
 }  // namespace gpupool::internal

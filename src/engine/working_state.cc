@@ -27,6 +27,7 @@ WorkingState::WorkingState(const SnapshotIndex& index, const Policy& policy)
   model_free_cpu_.assign(index.model_count() + 1, 0);
   ordered_.resize(index.model_count() + 1);
   indexed_key_.resize(n_count);
+  stale_.assign(n_count, 0);
 
   for (int32_t n = 0; n < n_count; ++n) {
     const Node& node = index.node(n);
@@ -45,7 +46,8 @@ WorkingState::WorkingState(const SnapshotIndex& index, const Policy& policy)
     // A spot node being reclaimed takes no new work, whatever its state.
     open_[n] = node.state == NodeState::kReady && !node.reclaiming ? 1 : 0;
     if (open_[n]) {
-      Reindex(n);
+      indexed_key_[n] = KeyOf(n);
+      ordered_[OrderedSlot(n)].insert(indexed_key_[n]);
       model_free_gpu_[OrderedSlot(n)] += node_free_gpu_[n];
       model_free_cpu_[OrderedSlot(n)] += node_free_cpu_[n];
     }
@@ -137,19 +139,27 @@ void WorkingState::Free(int32_t j, const Held& held) {
     Set(node_tenant_, n, kNoTenant);
     Set(node_exclusive_tenant_, n, kNoTenant);
   }
-  Reindex(n);
 }
 
 void WorkingState::Touch(int32_t n) {
-  // Remove the node from its ordered index before its key changes; Reindex() puts it back.
-  if (open_[n]) ordered_[OrderedSlot(n)].erase(indexed_key_[n]);
+  // The node's key is about to change: its ordered index is brought up to date when next read.
+  MarkStale(n);
   touched_.push_back(n);
 }
 
-void WorkingState::Reindex(int32_t n) {
-  if (!open_[n]) return;
-  indexed_key_[n] = KeyOf(n);
-  ordered_[OrderedSlot(n)].insert(indexed_key_[n]);
+void WorkingState::Refresh() const {
+  for (int32_t n : stale_nodes_) {
+    stale_[n] = 0;
+    if (!open_[n]) continue;
+    const NodeKey key = KeyOf(n);
+    const NodeKey& indexed = indexed_key_[n];
+    if (key.gpu == indexed.gpu && key.cpu == indexed.cpu) continue;
+    absl::btree_set<NodeKey>& ordered = ordered_[OrderedSlot(n)];
+    ordered.erase(indexed);
+    ordered.insert(key);
+    indexed_key_[n] = key;
+  }
+  stale_nodes_.clear();
 }
 
 void WorkingState::Allocate(int32_t j, int32_t n, const std::vector<int32_t>& gpus, int64_t milli,
@@ -187,7 +197,6 @@ void WorkingState::Allocate(int32_t j, int32_t n, const std::vector<int32_t>& gp
   Set(node_replicas_, n, node_replicas_[n] + 1);
   AdjustFree(j, n, -taken, -cpu_milli, -memory_mib,
              charge_queue ? milli * static_cast<int64_t>(gpus.size()) : 0);
-  Reindex(n);
 }
 
 void WorkingState::AdjustFree(int32_t j, int32_t n, int64_t gpu_milli, int64_t cpu_milli,
@@ -219,21 +228,13 @@ void WorkingState::AdjustFree(int32_t j, int32_t n, int64_t gpu_milli, int64_t c
 
 void WorkingState::Rollback(Mark mark) {
   GPUPOOL_CHECK(mark.undo <= undo_.size() && mark.touched <= touched_.size());
-  for (size_t i = mark.touched; i < touched_.size(); ++i) {
-    const int32_t n = touched_[i];
-    if (open_[n]) ordered_[OrderedSlot(n)].erase(indexed_key_[n]);
-  }
   while (undo_.size() > mark.undo) {
     *undo_.back().slot = undo_.back().old_value;
     undo_.pop_back();
   }
-  for (size_t i = mark.touched; i < touched_.size(); ++i) {
-    const int32_t n = touched_[i];
-    if (open_[n]) {
-      indexed_key_[n] = KeyOf(n);
-      ordered_[OrderedSlot(n)].insert(indexed_key_[n]);
-    }
-  }
+  // The keys of the nodes written since the mark are back as they were, which the ordered index
+  // may not be (it was refreshed if read in between).
+  for (size_t i = mark.touched; i < touched_.size(); ++i) MarkStale(touched_[i]);
   touched_.resize(mark.touched);
 }
 

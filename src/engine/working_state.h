@@ -125,8 +125,14 @@ class WorkingState {
   // Is the node open to new work (ready)?
   bool node_open(int32_t n) const { return open_[n] != 0; }
 
-  // The ordered index of open nodes of model m (index_.model_count() for CPU-only nodes).
-  const absl::btree_set<NodeKey>& ordered_nodes(int32_t m) const { return ordered_[m]; }
+  // The ordered index of open nodes of model m (index_.model_count() for CPU-only nodes). It is
+  // brought up to date here, when read: writes only note which nodes' keys may have changed, so
+  // that a transaction rolled back before anyone looked, or a node written several times between
+  // two reads, costs no work in the index.
+  const absl::btree_set<NodeKey>& ordered_nodes(int32_t m) const {
+    if (!stale_nodes_.empty()) Refresh();
+    return ordered_[m];
+  }
   // +1 when the ordered index is ascending in free capacity, -1 when descending (spread).
   int key_sign() const { return key_sign_; }
 
@@ -157,7 +163,14 @@ class WorkingState {
     return m == kNone ? index_.model_count() : m;
   }
   void Touch(int32_t n);
-  void Reindex(int32_t n);
+  // Notes that node n's key may have changed (see ordered_nodes()).
+  void MarkStale(int32_t n) {
+    if (stale_[n]) return;
+    stale_[n] = 1;
+    stale_nodes_.push_back(n);
+  }
+  // Puts every stale open node back in its ordered index under its current key.
+  void Refresh() const;
 
   const SnapshotIndex& index_;
   int key_sign_;
@@ -173,9 +186,13 @@ class WorkingState {
   std::vector<int64_t> queue_usage_;
   std::vector<uint8_t> open_;
   std::vector<uint8_t> held_node_;
-  std::vector<absl::btree_set<NodeKey>> ordered_;
+  // Up to date for every node but those in stale_nodes_ (mutable: ordered_nodes() refreshes).
+  mutable std::vector<absl::btree_set<NodeKey>> ordered_;
   // Key under which each open node currently sits in its ordered index.
-  std::vector<NodeKey> indexed_key_;
+  mutable std::vector<NodeKey> indexed_key_;
+  // Nodes whose key may differ from indexed_key_ (each once), and a flag per node.
+  mutable std::vector<int32_t> stale_nodes_;
+  mutable std::vector<uint8_t> stale_;
   // Per job: what it holds, if it is running, and whether it has been released (1) or not (0).
   std::vector<std::vector<Held>> held_;
   std::vector<int64_t> released_;
