@@ -202,9 +202,9 @@ const Snapshot& CycleSnapshot::Build(int64_t now, const RunState& state) {
 void CycleSnapshot::UpdateEntitlements(const RunState& state) {
   if (!las_priority_ || options_.fair_share_boost_half_levels <= 0) return;
   // The yardstick of the metrics (metrics.h), so that the boost aims at what Jain's index
-  // measures.
-  WaterFill(tenants_.guarantee_milli, state.demand_milli(), state.total_gpus() * kMilliPerGpu,
-            entitled_milli_);
+  // measures: on the pool's own GPUs (nodes the pool may add are not counted).
+  WaterFill(tenants_.guarantee_milli, state.demand_milli(),
+            options_.pool.TotalGpus() * kMilliPerGpu, entitled_milli_);
 }
 
 int32_t CycleSnapshot::Priority(const JobRun& job, int64_t service_s, int64_t tenant_milli) const {
