@@ -12,9 +12,6 @@
 namespace gpupool::sim::internal {
 namespace {
 
-// The replay's node ids (MakePoolSnapshot).
-std::string NodeId(int32_t node) { return fmt::format("n{:03}", node); }
-
 // Whether job `run` has a replica on GPU `gpu` of node `node_id` (any GPU when gpu is -1).
 bool RunsOn(const JobRun& run, const std::string& node_id, int32_t gpu) {
   return std::any_of(run.placements.begin(), run.placements.end(), [&](const ReplicaPlacement& p) {

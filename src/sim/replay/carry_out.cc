@@ -31,11 +31,10 @@ enum class StopCause { kPreemption, kSpot, kMaintenance };
 StopCause CauseOf(const JobRun& run, const PoolHealth& health) {
   StopCause cause = StopCause::kPreemption;
   for (const ReplicaPlacement& p : run.placements) {
-    int32_t node = -1;
-    const char* end = p.node.data() + p.node.size();
-    if (p.node.size() < 2 || std::from_chars(p.node.data() + 1, end, node).ptr != end) continue;
-    if (health.ReclaimDeadline(node).has_value()) return StopCause::kSpot;
-    if (health.InMaintenance(node)) cause = StopCause::kMaintenance;
+    const std::optional<int32_t> node = NodeIndex(p.node, health.node_count());
+    if (!node) continue;
+    if (health.ReclaimDeadline(*node).has_value()) return StopCause::kSpot;
+    if (health.InMaintenance(*node)) cause = StopCause::kMaintenance;
   }
   return cause;
 }

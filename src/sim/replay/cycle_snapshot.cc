@@ -2,9 +2,9 @@
 #include "sim/replay/cycle_snapshot.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,7 +73,7 @@ CycleSnapshot::CycleSnapshot(const ReplayOptions& options, const std::vector<Tra
   }
   for (int32_t n = layout.own_nodes; n < layout.all_nodes(); ++n) {
     Node node = added_template_;
-    node.id = fmt::format("n{:03}", n);
+    node.id = NodeId(n);
     all_nodes_.push_back(std::move(node));
   }
   in_pool_.assign(all_nodes_.size(), true);
@@ -129,14 +129,12 @@ void CycleSnapshot::UpdateNode(int32_t node, const PoolHealth& health) {
 }
 
 absl::Status CycleSnapshot::ApplyNodeAction(const NodeActionDecision& action) {
-  int32_t node = -1;
-  const char* end = action.node.data() + action.node.size();
-  if (action.node.size() < 2 || action.node[0] != 'n' ||
-      std::from_chars(action.node.data() + 1, end, node).ptr != end || node < 0 ||
-      node >= static_cast<int32_t>(all_nodes_.size())) {
+  const std::optional<int32_t> node =
+      NodeIndex(action.node, static_cast<int32_t>(all_nodes_.size()));
+  if (!node) {
     return absl::InternalError(fmt::format("node action for unknown node {}", action.node));
   }
-  const auto k = static_cast<size_t>(node);
+  const auto k = static_cast<size_t>(*node);
   Node& n = all_nodes_[k];
   switch (action.action) {
     case NodeAction::kDrain:
@@ -305,7 +303,7 @@ Snapshot MakePoolSnapshot(const ReplayPool& pool) {
   s.gpu_models.push_back(GpuModel{.name = "gpu", .memory_mib = 32768, .speeds = {}});
   for (int32_t n = 0; n < pool.nodes; ++n) {
     Node node;
-    node.id = fmt::format("n{:03}", n);
+    node.id = internal::NodeId(n);
     node.gpu_model = "gpu";
     for (int32_t g = 0; g < pool.gpus_per_node; ++g) {
       node.gpus.push_back(Gpu{.index = g, .island = 0, .healthy = true});

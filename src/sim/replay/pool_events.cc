@@ -2,6 +2,7 @@
 #include "sim/replay/pool_events.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -47,6 +48,18 @@ int64_t FirstRollingStart(const ReplayOptions& options, int32_t node, int64_t st
 }
 
 }  // namespace
+
+std::string NodeId(int32_t node) { return fmt::format("n{:03}", node); }
+
+std::optional<int32_t> NodeIndex(std::string_view id, int32_t nodes) {
+  int32_t node = -1;
+  const char* end = id.data() + id.size();
+  if (id.size() < 2 || id[0] != 'n' || std::from_chars(id.data() + 1, end, node).ptr != end ||
+      node < 0 || node >= nodes) {
+    return std::nullopt;
+  }
+  return node;
+}
 
 PoolLayout::PoolLayout(const ReplayOptions& options)
     : own_nodes(options.pool.nodes),

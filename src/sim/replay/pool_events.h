@@ -23,6 +23,8 @@
 #include <limits>
 #include <optional>
 #include <set>
+#include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -84,6 +86,11 @@ struct PoolLayout {
   ReplayPool WithAddedNodes(const ReplayPool& pool) const;
 };
 
+// The replay's node ids: node 3 is "n003" (MakePoolSnapshot). And back: the index of id, none
+// when it is not "n" and a node index below `nodes`.
+std::string NodeId(int32_t node);
+std::optional<int32_t> NodeIndex(std::string_view id, int32_t nodes);
+
 // What the pool's nodes are going through, as the snapshots show it. A GPU is usable when it has
 // not failed and its node is in the pool (not absent), up (not failed, not taken by the spot
 // provider). A node's GPUs keep their own repairs while the node is down. Maintenance makes no
@@ -104,6 +111,8 @@ class PoolHealth {
   bool Absent(int32_t node) const { return absent_[static_cast<size_t>(node)]; }
   // Up: in the pool, not failed, not taken.
   bool Up(int32_t node) const { return !NodeDown(node) && !Taken(node) && !Absent(node); }
+  // Every node the replay has (PoolLayout::all_nodes).
+  int32_t node_count() const { return layout_.all_nodes(); }
 
   // Transitions; each returns false (and changes nothing) when it does not apply: a failure of
   // a GPU or node already out of service, a repair of one that is not, a reclaim of a node

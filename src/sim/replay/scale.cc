@@ -1,8 +1,8 @@
 // Scaling the replay's pool from the engine's advice (scale.h).
 #include "sim/replay/scale.h"
 
-#include <charconv>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -65,12 +65,9 @@ absl::Status Scaler::Apply(const Decisions& decisions, int64_t now, const Replay
                                 .node = n});
   }
   for (const std::string& id : advice.release) {
-    int32_t n = -1;
-    const char* end = id.data() + id.size();
-    if (id.size() < 2 || id[0] != 'n' || std::from_chars(id.data() + 1, end, n).ptr != end ||
-        n < 0 || n >= layout_.all_nodes()) {
-      return absl::InternalError(fmt::format("scale advice releases unknown node {}", id));
-    }
+    const std::optional<int32_t> node = NodeIndex(id, layout_.all_nodes());
+    if (!node) return absl::InternalError(fmt::format("scale advice releases unknown node {}", id));
+    const int32_t n = *node;
     if (!layout_.IsAdded(n) || JobsOn(n, t.state)) continue;
     if (!t.health.Release(n)) continue;
     t.metrics.NodeReleased();
