@@ -121,6 +121,16 @@ struct PreemptionOptions {
   // rules only; the cross-queue rules still hold), so it need not wait for its reservation to
   // drain. Shorter waits, more evictions.
   bool starving_outrank = true;
+  // A starving job's reservation (stage 7) also drains its nodes: of the running jobs on the
+  // GPUs its placement is to use, those that may be victims for the starving job now (by the
+  // rules above: eligibility, its priority with starving_outrank, the cross-queue rules) are
+  // evicted, and what they free is held for it. The others stay and are taken in a later cycle
+  // once they may go (after their next checkpoint, once they have run min_victim_run_s). So a
+  // gang too large to find cheap victims all at one moment (a whole rack) starts within about
+  // a checkpoint interval and min_victim_run_s of starving, not when the longest job on its
+  // nodes ends; the price is GPUs idle while they drain. Off: a reservation only waits for the
+  // work on its nodes to end. Nothing happens without `enabled` and starvation_bound_s.
+  bool starving_drain = false;
 };
 
 // What a spent GPU-hour budget (Queue::budget_milli_gpu_seconds, docs/budgets.md) does.

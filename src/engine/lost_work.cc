@@ -1,6 +1,7 @@
 #include "lost_work.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -53,6 +54,33 @@ bool RedoingLostWork(const Job& job, int64_t now) {
   const bool resumed_from_checkpoint = checkpoint && *checkpoint < start;
   const bool ran_before = job.attained_service_s > now - start;
   return resumed_from_checkpoint || ran_before;
+}
+
+int64_t EligibleVictimFrom(const Job& job, int64_t now, const Policy& policy) {
+  constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+  if (!job.preemptible || job.state != JobState::kRunning) return kNever;
+  const int64_t start = job.start_time.value_or(now);
+  const int64_t kept = std::max(start, job.checkpointing.last_checkpoint_time.value_or(start));
+  const int64_t interval = job.checkpointing.interval_s;
+  // The last checkpoint due by `at` on the job's cadence after now, or nothing (LostWorkSeconds).
+  auto checkpoint_due_by = [&](int64_t at) {
+    if (interval <= 0 || at <= kept) return false;
+    return kept + (at - kept) / interval * interval > now;
+  };
+  const bool redoing = RedoingLostWork(job, now);
+  const int64_t most_lost = policy.preemption.max_victim_lost_s;
+  auto eligible = [&](int64_t at) {
+    if (redoing && !checkpoint_due_by(at)) return false;
+    return most_lost <= 0 || LostWorkSeconds(job, at, now, policy) <= most_lost;
+  };
+  const int64_t min_run = std::max(job.min_runtime_s, policy.preemption.min_victim_run_s);
+  const int64_t first = std::max(now, SaturatingAdd(start, min_run));
+  if (eligible(first)) return first;
+  if (interval <= 0 || first == kNever) return kNever;
+  // The first checkpoint due after `first`: the job has just saved its work.
+  const int64_t periods = first >= kept ? (first - kept) / interval + 1 : 1;
+  const int64_t next = SaturatingAdd(kept, SaturatingMultiply(periods, interval));
+  return next < kNever && eligible(next) ? next : kNever;
 }
 
 }  // namespace gpupool::internal

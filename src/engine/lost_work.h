@@ -35,6 +35,15 @@ int64_t LostWorkPrice(const Job& job, int64_t at, int64_t now, const Policy& pol
 // (docs/engine.md, stage 6, "Who may be evicted").
 bool RedoingLostWork(const Job& job, int64_t now);
 
+// The first moment `at` >= now at which running `job` passes the victim rules that depend on
+// time: it has run its min_runtime_s and the policy's min_victim_run_s since start_time, it is not
+// redoing lost work (a checkpoint is due since it started), and it would lose at most the policy's
+// max_victim_lost_s (LostWorkSeconds at `at`, on the job's checkpoint cadence). Tried at the
+// earliest moment the run times allow and at the first checkpoint due after it. INT64_MAX when
+// neither passes (the job is not preemptible, or does not checkpoint and has run too long).
+// Stage 7 ranks nodes with it for a starving job's drain (reserve.h).
+int64_t EligibleVictimFrom(const Job& job, int64_t now, const Policy& policy);
+
 }  // namespace gpupool::internal
 
 #endif  // GPUPOOL_LOST_WORK_H_

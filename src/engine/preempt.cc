@@ -4,10 +4,12 @@
 #include "preempt.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "fmt/format.h"
 #include "internal/saturating.h"
 #include "internal/shortest_prefix.h"
+#include "lost_work.h"
 
 namespace gpupool::internal {
 
@@ -63,6 +65,34 @@ void PreemptionPlanner::ExplainCounterfactual(int32_t j, PendingDecision& pendin
   counterfactual_.Explain(j, pending, [&](const std::vector<int32_t>& victims) {
     return Simulate(j, victims, counters_.counterfactual_plans);
   });
+}
+
+bool PreemptionPlanner::MayDrain(int32_t j, int32_t v, const std::vector<int32_t>& drained) const {
+  const PreemptionOptions& options = policy_.preemption;
+  if (!options.enabled || !options.starving_drain) return false;
+  if (rules_.taken(v) || !rules_.MayEvict(v)) return false;
+  const int32_t jq = index_.job(j).queue;
+  const int32_t vq = index_.job(v).queue;
+  if (jq == kNone || vq == kNone) return false;
+  const bool outranked = rules_.VictimPriority(v) < rules_.PreemptorPriority(j);
+  if (vq == jq) return outranked;
+  if (!options.reclaim_across_queues || (options.reclaim_lower_priority_only && !outranked)) {
+    return false;
+  }
+  std::vector<int32_t> plan = drained;
+  plan.push_back(v);
+  return rules_.PlanAllowed(j, plan);
+}
+
+int64_t PreemptionPlanner::DrainableFrom(int32_t j, int32_t v) const {
+  const PreemptionOptions& options = policy_.preemption;
+  constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+  if (!options.enabled || !options.starving_drain || rules_.taken(v)) return kNever;
+  const int32_t jq = index_.job(j).queue;
+  if (jq == kNone || index_.job(v).queue != jq) return kNever;
+  if (rules_.VictimPriority(v) >= rules_.PreemptorPriority(j)) return kNever;
+  if (index_.tentative(v)) return index_.snapshot().now;
+  return EligibleVictimFrom(*index_.job(v).job, index_.snapshot().now, policy_);
 }
 
 std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {

@@ -132,7 +132,17 @@ void Reserver::HoldRest(Held& held, int32_t j, int32_t n) {
   if (TakeSlice(j, slice)) held.slices.push_back(slice);
 }
 
-std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j) {
+int64_t Reserver::NodeEnd(int32_t n, const Drain& drain) const {
+  int64_t end = index_.snapshot().now;
+  for (int32_t v : jobs_on_node_[n]) {
+    if (!started_now_[v] && state_.released(v)) continue;  // evicted in this cycle
+    const int64_t ends = ExpectedEnd(v);
+    end = std::max(end, started_now_[v] ? ends : std::min(ends, drain.from(v)));
+  }
+  return end;
+}
+
+std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& drain) {
   const int64_t now = index_.snapshot().now;
   struct Rank {
     int64_t end;   // when the node's work is expected to end
@@ -142,13 +152,8 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j) {
   std::vector<Rank> ranks;
   for (int32_t n = 0; n < index_.node_count(); ++n) {
     if (held_[n] || !state_.node_open(n)) continue;
-    int64_t end = now;
-    for (int32_t v : jobs_on_node_[n]) {
-      if (!started_now_[v] && state_.released(v)) continue;  // evicted in this cycle
-      end = std::max(end, ExpectedEnd(v));
-    }
     const int64_t busy = int64_t{index_.healthy_gpus(n)} * kMilliPerGpu - state_.node_free_gpu(n);
-    ranks.push_back(Rank{end, busy, n});
+    ranks.push_back(Rank{NodeEnd(n, drain), busy, n});
   }
   std::sort(ranks.begin(), ranks.end(), [](const Rank& a, const Rank& b) {
     if (a.end != b.end) return a.end < b.end;
@@ -183,13 +188,45 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j) {
       },
       [] { return true; });
 
+  // Draining (preemption.starving_drain): the running jobs on the GPUs the placement uses that
+  // may go now, asked in id order; the nodes' expected ends are then those of the work left.
+  Reservation reservation;
+  std::vector<int32_t> in_the_way;
+  for (const ReplicaPlacement& p : *placements) {
+    const int32_t n = index_.FindNode(p.node);
+    if (n == kNone) continue;
+    for (int32_t v : jobs_on_node_[n]) {
+      if (started_now_[v] || state_.released(v)) continue;
+      auto uses = [&](int32_t g) {
+        return std::find(p.gpus.begin(), p.gpus.end(), g) != p.gpus.end();
+      };
+      for (const ReplicaPlacement& q : index_.job(v).job->placements) {
+        if (q.node == p.node && std::any_of(q.gpus.begin(), q.gpus.end(), uses)) {
+          in_the_way.push_back(v);
+          break;
+        }
+      }
+    }
+  }
+  std::sort(in_the_way.begin(), in_the_way.end());
+  in_the_way.erase(std::unique(in_the_way.begin(), in_the_way.end()), in_the_way.end());
+  for (int32_t v : in_the_way) {
+    if (!drain.take(v)) continue;
+    state_.ReleaseRunningJob(v);
+    reservation.drained.push_back(v);
+  }
+  if (!reservation.drained.empty()) {
+    for (size_t i = 0; i < hi; ++i) ranks[i].end = NodeEnd(ranks[i].node, drain);
+  }
+
   std::vector<int64_t> end_of(index_.node_count(), now);
   for (size_t i = 0; i < hi; ++i) end_of[ranks[i].node] = ranks[i].end;
   ReserveDecision decision;
   decision.job = index_.job(j).job->id;
   // Not before the last node of the shortest prefix empties, even when the placement does not
   // use that node: a rule over the whole model (a headroom rule, headroom.h) may need its room.
-  int64_t expected = hi > 0 ? std::max(now, ranks[hi - 1].end) : now;
+  int64_t expected = now;
+  for (size_t i = 0; i < hi; ++i) expected = std::max(expected, ranks[i].end);
   for (const ReplicaPlacement& p : *placements) {
     const int32_t n = index_.FindNode(p.node);
     if (n == kNone) continue;
@@ -200,7 +237,6 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j) {
   }
   decision.expected_start = expected == kNever ? -1 : expected;
   std::sort(decision.nodes.begin(), decision.nodes.end());
-  Reservation reservation;
   if (!policy_.backfill.enabled) {
     for (const ReplicaPlacement& p : *placements) Hold(j, p);
   } else {

@@ -37,6 +37,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "gpupool/decisions.h"
 #include "gpupool/policy.h"
 #include "place.h"
@@ -52,17 +53,28 @@ class Reserver {
   // Records a job started in this cycle (its work ends `runtime_estimate_s` from now).
   void NoteStart(int32_t j, const std::vector<ReplicaPlacement>& placements);
 
-  // A reservation made for a pending job, and the overrun backfilled jobs it evicts (with
-  // backfill.overrun "preempt"; released in the working state, in id order).
+  // A reservation made for a pending job, the overrun backfilled jobs it evicts (with
+  // backfill.overrun "preempt") and the jobs it drains (preemption.starving_drain); both
+  // released in the working state, each in id order.
   struct Reservation {
     ReserveDecision decision;
     std::vector<int32_t> evicted;
+    std::vector<int32_t> drained;
+  };
+  // How a starving job's reservation drains its nodes (preemption.starving_drain). `from(v)`:
+  // when running job v may next go for the job (INT64_MAX: not before its work ends); a job
+  // counts as ending then if that is sooner than its estimate, for the ranking and the expected
+  // start. `take(v)`: asked about each running job on the GPUs the reservation's placement uses
+  // (once per job, in id order), whether it goes now (it then counts the job as taken).
+  struct Drain {
+    absl::FunctionRef<int64_t(int32_t)> from;
+    absl::FunctionRef<bool(int32_t)> take;
   };
   // For pending job j, which has just failed to start: holds capacity for it where it can start
   // soonest and returns the reservation; nullopt when it could not start even on an empty pool.
   // A transaction of its own: what it holds is committed; with nothing held, the working state is
   // as it was.
-  std::optional<Reservation> Reserve(int32_t j);
+  std::optional<Reservation> Reserve(int32_t j, const Drain& drain);
 
   // Backfill (backfill.cc): tries to start pending job j in the capacity held for the
   // reservations it is expected to end before (now + runtime_estimate_s + margin_s at most their
@@ -81,6 +93,9 @@ class Reserver {
   static constexpr int64_t kNever = INT64_MAX;
   // When job j's work is expected to end, or kNever.
   int64_t ExpectedEnd(int32_t j) const;
+  // When the work on node n is expected to end (now if none is left), or kNever; a job that may
+  // be drained sooner (Drain::from) counts as ending then.
+  int64_t NodeEnd(int32_t n, const Drain& drain) const;
   // Is running job j a backfilled job past its estimate plus the margin (backfill on only)?
   bool Overrun(int32_t j) const;
   // Holds, for job j, up to what its placement `p` needs of node p.node's free capacity.

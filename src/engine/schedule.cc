@@ -37,6 +37,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -285,13 +286,27 @@ class Cycle {
         pending.reason != PendingReason::kTopology) {
       return;
     }
-    bool reserve = internal::Starving(*index_.job(j).job, policy_, index_.snapshot().now);
+    const bool starving = internal::Starving(*index_.job(j).job, policy_, index_.snapshot().now);
+    bool reserve = starving;
     if (policy_.backfill.enabled) {
       reserve = reserve || blocked_ < policy_.backfill.reservations;
       ++blocked_;
     }
     if (!reserve) return;
-    auto reservation = reserver_.Reserve(j);
+    // preemption.starving_drain: a starving job's reservation evicts the jobs in its way that
+    // may go for it now.
+    std::vector<int32_t> drained;
+    auto from = [&](int32_t v) {
+      return starving ? planner_.DrainableFrom(j, v) : std::numeric_limits<int64_t>::max();
+    };
+    auto take = [&](int32_t v) {
+      if (!starving || !planner_.MayDrain(j, v, drained)) return false;
+      drained.push_back(v);
+      planner_.rules().NoteTaken(v);
+      if (consolidator_) consolidator_->NoteTaken(v);
+      return true;
+    };
+    auto reservation = reserver_.Reserve(j, internal::Reserver::Drain{from, take});
     if (!reservation) return;
     decisions_.reservations.push_back(std::move(reservation->decision));
     reserve_jobs_.push_back(j);
@@ -310,8 +325,25 @@ class Cycle {
       preempt_jobs_.push_back(v);
       decisions_.preemptions.push_back(std::move(preempt));
     }
+    const Job& starving_job = *index_.job(j).job;
+    for (int32_t v : reservation->drained) {
+      const Job& victim = *index_.job(v).job;
+      PreemptDecision preempt;
+      preempt.job = victim.id;
+      preempt.for_job = starving_job.id;
+      preempt.reason = fmt::format(
+          "job {} has waited {} s, past starvation_bound_s {}, and its reservation is to use "
+          "this job's GPUs (preemption.starving_drain)",
+          starving_job.id,
+          index_.snapshot().now - starving_job.pending_since.value_or(starving_job.submit_time),
+          policy_.starvation_bound_s);
+      preempt.lost_milli_gpu_seconds = planner_.VictimCost(v);
+      ++counters_.preemptions;
+      preempt_jobs_.push_back(v);
+      decisions_.preemptions.push_back(std::move(preempt));
+    }
     // Capacity grew where the victims were: earlier failures no longer prove anything.
-    if (!reservation->evicted.empty()) failed_shapes_.Clear();
+    if (!reservation->evicted.empty() || !reservation->drained.empty()) failed_shapes_.Clear();
   }
 
   // Stage 6b: after evictions, capacity the beneficiaries did not use may fit jobs that failed

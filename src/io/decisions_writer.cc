@@ -267,6 +267,7 @@ std::string PolicyToJson(const Policy& policy) {
   w.IntField("min_victim_run_s", policy.preemption.min_victim_run_s);
   w.BoolField("reclaim_lower_priority_only", policy.preemption.reclaim_lower_priority_only);
   w.BoolField("starving_outrank", policy.preemption.starving_outrank);
+  w.BoolField("starving_drain", policy.preemption.starving_drain);
   w.EndObject();
   w.Key("budgets");
   w.BeginOneLineObject();

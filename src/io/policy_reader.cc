@@ -41,6 +41,7 @@ absl::Status ReadPreemption(JsonValue value, const Path& path, PreemptionOptions
       {"min_victim_run_s", ReadMember<&P::min_victim_run_s, ReadInt64>},
       {"reclaim_lower_priority_only", ReadMember<&P::reclaim_lower_priority_only, ReadBool>},
       {"starving_outrank", ReadMember<&P::starving_outrank, ReadBool>},
+      {"starving_drain", ReadMember<&P::starving_drain, ReadBool>},
   };
   return internal::ReadFields(value, path, kFields, out);
 }

@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "gpupool/apply.h"
 #include "gpupool/schedule.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
@@ -146,6 +147,115 @@ TEST(ReserveTest, StarvingJobsComeBeforeQueueTurns) {
   d = Schedule(b.Build(), policy);
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(testing::StartedJobs(*d), (std::vector<std::string>{"fresh"}));
+}
+
+// preemption.starving_drain. Three 4-GPU nodes, each with a 2-GPU job that has run 4,000 s and
+// checkpoints every 1,800 s: r1 (on n1) checkpointed 400 s ago, r2 (on n2) 100 s ago, r3 (on n3)
+// 1,000 s ago. With max_victim_lost_s 300 only r2 may be a victim now, so the starving 2 x 4-GPU
+// gang cannot preempt its way in (every pair of nodes has a job that may not go) and gets a
+// reservation on n2 and n3, whose work ends first (by the estimates: in 100 and 900 s), and
+// which drain first (r2 now, r3 at its next checkpoint in 800 s, r1 at its own in 1,400 s).
+Snapshot DrainSnapshot() {
+  SnapshotBuilder b;
+  b.Now(3 * kDay).Model("a100");
+  for (const char* id : {"n1", "n2", "n3"}) b.Node(MakeNode(id, "a100", 4));
+  b.Queue("q");
+  const int64_t ends[] = {5000, 100, 900};          // seconds of work left on n1, n2, n3
+  const int64_t checkpointed[] = {400, 100, 1000};  // seconds ago
+  for (int i = 0; i < 3; ++i) {
+    Job running = MakeRunningJob("r" + std::to_string(i + 1), "q", GpuRequest(2000),
+                                 {Placement("n" + std::to_string(i + 1), {0, 1})}, 3 * kDay - 4000);
+    running.attained_service_s = 4000;
+    running.runtime_estimate_s = 4000 + ends[i];
+    running.checkpointing.interval_s = 1800;
+    running.checkpointing.last_checkpoint_time = 3 * kDay - checkpointed[i];
+    b.Job(running);
+  }
+  Job gang = MakePendingJob("gang", "q", GpuRequest(4000), 2);
+  gang.submit_time = 0;
+  b.Job(gang);
+  return b.Build();
+}
+
+Policy DrainPolicy(bool drain) {
+  Policy policy = WithBound(2 * kDay);
+  policy.preemption.enabled = true;
+  policy.preemption.max_victim_lost_s = 300;
+  policy.preemption.starving_drain = drain;
+  return policy;
+}
+
+TEST(ReserveTest, WithoutDrainTheReservationWaitsForTheWorkToEnd) {
+  absl::StatusOr<Decisions> d = Schedule(DrainSnapshot(), DrainPolicy(false));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->preemptions.empty());
+  ASSERT_EQ(d->reservations.size(), 1u);
+  EXPECT_EQ(d->reservations[0].nodes, (std::vector<std::string>{"n2", "n3"}));
+  EXPECT_EQ(d->reservations[0].expected_start, 3 * kDay + 900);
+}
+
+TEST(ReserveTest, DrainEvictsTheJobsInTheWayThatMayGo) {
+  absl::StatusOr<Decisions> d = Schedule(DrainSnapshot(), DrainPolicy(true));
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->reservations.size(), 1u);
+  EXPECT_EQ(d->reservations[0].nodes, (std::vector<std::string>{"n2", "n3"}));
+  // r2 goes now, losing its 100 s since the checkpoint on 2 GPUs; r3 stays until it may go, at
+  // its next checkpoint, 800 s from now: the expected start (its estimate says 900 s).
+  ASSERT_EQ(d->preemptions.size(), 1u);
+  EXPECT_EQ(d->preemptions[0].job, "r2");
+  EXPECT_EQ(d->preemptions[0].for_job, "gang");
+  EXPECT_EQ(d->preemptions[0].lost_milli_gpu_seconds, 2000 * 100);
+  EXPECT_NE(d->preemptions[0].reason.find("preemption.starving_drain"), std::string::npos)
+      << d->preemptions[0].reason;
+  EXPECT_EQ(d->reservations[0].expected_start, 3 * kDay + 800);
+  // r2 may not come back on n2's held GPUs; it fits beside r1 on n1.
+  const StartDecision* r2 = testing::FindStart(*d, "r2");
+  ASSERT_NE(r2, nullptr);
+  EXPECT_EQ(r2->placements[0].node, "n1");
+  EXPECT_NE(testing::FindPending(*d, "gang"), nullptr);
+
+  // A fixed point: applied, the next cycle at the same moment evicts nothing more.
+  Snapshot applied = DrainSnapshot();
+  ASSERT_TRUE(ApplyDecisions(*d, applied).ok());
+  absl::StatusOr<Decisions> again = Schedule(applied, DrainPolicy(true));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->preemptions.empty());
+  EXPECT_TRUE(again->starts.empty());
+  ASSERT_EQ(again->reservations.size(), 1u);
+  EXPECT_EQ(again->reservations[0].nodes, (std::vector<std::string>{"n2", "n3"}));
+
+  // Once r3 has checkpointed too, the gang evicts it and starts (stage 6, no reservation).
+  for (Job& j : applied.jobs) {
+    if (j.id == "r3") j.checkpointing.last_checkpoint_time = 3 * kDay - 10;
+  }
+  again = Schedule(applied, DrainPolicy(true));
+  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_NE(testing::FindStart(*again, "gang"), nullptr);
+  ASSERT_EQ(again->preemptions.size(), 1u);
+  EXPECT_EQ(again->preemptions[0].job, "r3");
+  EXPECT_TRUE(again->reservations.empty());
+}
+
+// The drain takes only jobs the starving job may evict: without starving_outrank, jobs of its
+// own priority stay.
+TEST(ReserveTest, DrainKeepsTheVictimRules) {
+  Policy policy = DrainPolicy(true);
+  policy.preemption.starving_outrank = false;
+  absl::StatusOr<Decisions> d = Schedule(DrainSnapshot(), policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->preemptions.empty());
+  ASSERT_EQ(d->reservations.size(), 1u);
+  // Nor does a job that is not starving drain anything, even when it gets a reservation.
+  Snapshot young = DrainSnapshot();
+  for (Job& j : young.jobs) {
+    if (j.id == "gang") j.submit_time = 3 * kDay - 60;
+  }
+  policy = DrainPolicy(true);
+  policy.backfill.enabled = true;
+  d = Schedule(young, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->preemptions.empty());
+  ASSERT_EQ(d->reservations.size(), 1u);
 }
 
 }  // namespace

@@ -51,7 +51,9 @@ Policy PolicyFromBytes(std::string_view bytes, const Snapshot& snapshot) {
   Policy policy;
   policy.name = "fuzz";
   policy.version = static_cast<int32_t>(in.Byte());
-  policy.placement = static_cast<PlacementStrategy>(in.Byte() % 3);
+  const uint8_t placement = in.Byte();
+  policy.placement = static_cast<PlacementStrategy>((placement & 127) % 3);
+  policy.preemption.starving_drain = (placement & 128) != 0;
   policy.job_order = static_cast<JobOrder>(in.Byte() % 3);
   policy.queue_order = static_cast<QueueOrder>(in.Byte() % 2);
 
