@@ -54,10 +54,13 @@ absl::StatusOr<ReplayOptions> MakeReplayOptions(std::string_view policy_name) {
     //     victim rather than throwing work away, and a job evicted and resumed is not evicted
     //     again before its second checkpoint (fewer preemptions and a lower JCT than 10
     //     minutes);
-    //   - a starvation guard at 47 hours: a job waiting longer is served first, outranks every
-    //     running job and gets capacity held where it can start soonest (a reservation). It
-    //     takes up to an hour to gather victims that have just checkpointed, so the guard
-    //     starts an hour before the 2-day bound it keeps;
+    //   - a starvation guard at 46 hours: a job waiting longer is served first, outranks every
+    //     running job and gets capacity held where it can start soonest (a reservation), which
+    //     drains its nodes (preemption.starving_drain): the jobs in its way go as each becomes
+    //     a cheap victim, instead of all at one moment, which for a gang of a whole rack never
+    //     comes. Draining takes up to about two hours (an hour of min_victim_run_s and a
+    //     checkpoint interval), so the guard starts two hours before the 2-day bound it keeps
+    //     (at 47 hours the whole trace's longest wait was 63 s over it);
     //   - a cycle every 5 minutes while jobs wait: a checkpoint is not an event.
     constexpr int64_t kFairShareBoostHalfLevels = 2;
     options.queue_mode = QueueMode::kSingleQueueLas;
@@ -67,7 +70,8 @@ absl::StatusOr<ReplayOptions> MakeReplayOptions(std::string_view policy_name) {
     policy.preemption.enabled = true;
     policy.preemption.max_victim_lost_s = 300;
     policy.preemption.min_victim_run_s = 3600;
-    policy.starvation_bound_s = 2 * 86400 - 3600;
+    policy.starvation_bound_s = 2 * 86400 - 2 * 3600;
+    policy.preemption.starving_drain = true;
     options.wake_up_every_s = 300;  // victims become cheap as they checkpoint, not at events
     return options;
   }
