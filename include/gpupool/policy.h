@@ -131,6 +131,15 @@ struct PreemptionOptions {
   // nodes ends; the price is GPUs idle while they drain. Off: a reservation only waits for the
   // work on its nodes to end. Nothing happens without `enabled` and starvation_bound_s.
   bool starving_drain = false;
+  // The first this many jobs of the cycle left pending for lack of room (in the order the cycle
+  // considers them; a starving job counts among them) get a reservation that drains its nodes
+  // as starving_drain does, whether they starve or not: the job at the head of the queue takes
+  // the jobs in its way one by one, as each becomes a victim it may evict, instead of waiting
+  // for all of them to be victims at one moment. What lets a large gang of a high priority
+  // start in a busy pool. A cycle that starts jobs and makes such a reservation settles (another
+  // pass, docs/engine.md), which costs time where most cycles do. 0: none. Nothing happens
+  // without `enabled`.
+  int64_t drain_blocked_jobs = 0;
 };
 
 // What a spent GPU-hour budget (Queue::budget_milli_gpu_seconds, docs/budgets.md) does.

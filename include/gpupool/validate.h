@@ -34,7 +34,8 @@ absl::Status ValidateSnapshot(const Snapshot& snapshot);
 //   - las_thresholds_gpu_seconds: every threshold >= 0, strictly ascending (it may be empty:
 //     one level);
 //   - starvation_bound_s, fair_share.usage_half_life_s, preemption.checkpoint_grace_s,
-//     preemption.max_victim_lost_s, preemption.min_victim_run_s: >= 0 (0 means off);
+//     preemption.max_victim_lost_s, preemption.min_victim_run_s, preemption.drain_blocked_jobs:
+//     >= 0 (0 means off);
 //   - budgets.max_candidates, budgets.max_preemption_plans, budgets.max_counterfactual_plans:
 //     >= 0 (0 means unbounded, or for counterfactuals none);
 //   - scale (when set): max_simulations >= 0; each template with a non-empty, unique name, an

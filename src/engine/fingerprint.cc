@@ -254,6 +254,10 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
   if (policy.preemption.reclaim_lower_priority_only) h.Str("reclaim_lower_priority_only");
   if (!policy.preemption.starving_outrank) h.Str("no starving_outrank");
   if (policy.preemption.starving_drain) h.Str("starving_drain");
+  if (policy.preemption.drain_blocked_jobs != 0) {
+    h.Str("drain_blocked_jobs");
+    h.Int(policy.preemption.drain_blocked_jobs);
+  }
   if (policy.preemption.max_victim_lost_s != 0 || policy.preemption.min_victim_run_s != 0) {
     h.Int(policy.preemption.max_victim_lost_s);
     h.Int(policy.preemption.min_victim_run_s);

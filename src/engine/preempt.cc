@@ -69,8 +69,13 @@ void PreemptionPlanner::ExplainCounterfactual(int32_t j, PendingDecision& pendin
 
 bool PreemptionPlanner::MayDrain(int32_t j, int32_t v, const std::vector<int32_t>& drained) const {
   const PreemptionOptions& options = policy_.preemption;
-  if (!options.enabled || !options.starving_drain) return false;
-  if (rules_.taken(v) || !rules_.MayEvict(v)) return false;
+  if (!options.enabled) return false;
+  // A job that started at this moment is not drained: not a start made earlier in the cycle
+  // being settled (revoking it would leave whatever it evicted without a beneficiary), nor, so
+  // that the next cycle at the same moment agrees, one the host has just applied.
+  if (index_.tentative(v) || rules_.taken(v) || !rules_.MayEvict(v)) return false;
+  const Job& victim = *index_.job(v).job;
+  if (victim.start_time.value_or(index_.snapshot().now) >= index_.snapshot().now) return false;
   const int32_t jq = index_.job(j).queue;
   const int32_t vq = index_.job(v).queue;
   if (jq == kNone || vq == kNone) return false;
@@ -87,11 +92,11 @@ bool PreemptionPlanner::MayDrain(int32_t j, int32_t v, const std::vector<int32_t
 int64_t PreemptionPlanner::DrainableFrom(int32_t j, int32_t v) const {
   const PreemptionOptions& options = policy_.preemption;
   constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
-  if (!options.enabled || !options.starving_drain || rules_.taken(v)) return kNever;
+  if (!options.enabled || rules_.taken(v)) return kNever;
   const int32_t jq = index_.job(j).queue;
   if (jq == kNone || index_.job(v).queue != jq) return kNever;
   if (rules_.VictimPriority(v) >= rules_.PreemptorPriority(j)) return kNever;
-  if (index_.tentative(v)) return index_.snapshot().now;
+  if (index_.tentative(v)) return kNever;
   return EligibleVictimFrom(*index_.job(v).job, index_.snapshot().now, policy_);
 }
 

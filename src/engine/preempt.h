@@ -66,15 +66,15 @@ class PreemptionPlanner {
   // Milli-GPU-seconds running job v loses if evicted now (VictimRules::VictimCost), for evictions
   // other stages decide (an overrun backfilled job, reserve.h).
   int64_t VictimCost(int32_t v) const { return rules_.VictimCost(v); }
-  // May running job v be drained now for starving job j's reservation
-  // (preemption.starving_drain, reserve.h), together with the jobs already `drained` for it: it
+  // May running job v be drained now for job j's reservation (preemption.starving_drain or
+  // drain_blocked_jobs, reserve.h), together with the jobs already `drained` for it: it
   // may be a victim (VictimRules::MayEvict, not yet taken), it is of j's queue with a lower
   // priority than j preempts with, or of another queue that the cross-queue rules let go with
   // them. The caller marks it taken.
   bool MayDrain(int32_t j, int32_t v, const std::vector<int32_t>& drained) const;
-  // When running job v may next be drained for starving job j, for ranking nodes: a job of j's
-  // queue that j outranks, at EligibleVictimFrom() (lost_work.h); INT64_MAX for any other (not
-  // before its work ends), or with starving_drain off.
+  // When running job v may next be drained for job j, for ranking nodes: a job of j's queue
+  // that j outranks, at EligibleVictimFrom() (lost_work.h); INT64_MAX for any other (not before
+  // its work ends), or with preemption off.
   int64_t DrainableFrom(int32_t j, int32_t v) const;
   // Running job v was moved by consolidation in this cycle: it is no victim again.
   void NoteMoved(int32_t v) { rules_.NoteTaken(v); }

@@ -144,8 +144,8 @@ class Cycle {
   }
 
   // A job of the same shape as one that failed gets that job's pending decision. With backfill
-  // on it may still start in held capacity (its estimate is its own), and it may get a
-  // reservation.
+  // on it may still start in held capacity (its estimate is its own). It may get a reservation
+  // as any job left pending may (stage 7: when it starves, or is among the first blocked jobs).
   bool AnsweredByEquivalent(int32_t j) {
     const std::optional<size_t> same = failed_shapes_.FindFailure(j);
     if (!same) return false;
@@ -153,7 +153,7 @@ class Cycle {
     if (StartByBackfill(j)) return true;
     PendingDecision pending = decisions_.pending[*same];
     pending.job = index_.job(j).job->id;
-    if (policy_.backfill.enabled) MaybeReserve(j, pending);
+    MaybeReserve(j, pending);
     AddPending(j, std::move(pending));
     return true;
   }
@@ -276,10 +276,12 @@ class Cycle {
     AddPending(j, std::move(pending));
   }
 
-  // Stage 7 for job j, left pending with `pending` (its reason): a reservation if it starves or,
-  // with backfill on, if it is one of the cycle's first backfill.reservations jobs left pending
-  // for lack of room. With backfill.overrun "preempt", the reservation may evict overrun
-  // backfilled jobs from its nodes.
+  // Stage 7 for job j, left pending with `pending` (its reason): a reservation if it starves,
+  // with backfill on if it is one of the cycle's first backfill.reservations jobs left pending
+  // for lack of room, and if it is one of the first preemption.drain_blocked_jobs of them. It
+  // drains its nodes in the last case, and when it starves with preemption.starving_drain. With
+  // backfill.overrun "preempt", the reservation may evict overrun backfilled jobs from its
+  // nodes.
   void MaybeReserve(int32_t j, const PendingDecision& pending) {
     if (pending.reason != PendingReason::kInsufficientCapacity &&
         pending.reason != PendingReason::kFragmentation &&
@@ -288,19 +290,21 @@ class Cycle {
     }
     const bool starving = internal::Starving(*index_.job(j).job, policy_, index_.snapshot().now);
     bool reserve = starving;
-    if (policy_.backfill.enabled) {
-      reserve = reserve || blocked_ < policy_.backfill.reservations;
+    bool drains = starving && policy_.preemption.starving_drain;
+    if (policy_.backfill.enabled || policy_.preemption.drain_blocked_jobs > 0) {
+      if (policy_.backfill.enabled && blocked_ < policy_.backfill.reservations) reserve = true;
+      if (blocked_ < policy_.preemption.drain_blocked_jobs) reserve = drains = true;
       ++blocked_;
     }
     if (!reserve) return;
-    // preemption.starving_drain: a starving job's reservation evicts the jobs in its way that
-    // may go for it now.
+    // preemption.starving_drain, drain_blocked_jobs: the reservation evicts the jobs in its way
+    // that may go for the job now.
     std::vector<int32_t> drained;
     auto from = [&](int32_t v) {
-      return starving ? planner_.DrainableFrom(j, v) : std::numeric_limits<int64_t>::max();
+      return drains ? planner_.DrainableFrom(j, v) : std::numeric_limits<int64_t>::max();
     };
     auto take = [&](int32_t v) {
-      if (!starving || !planner_.MayDrain(j, v, drained)) return false;
+      if (!drains || !planner_.MayDrain(j, v, drained)) return false;
       drained.push_back(v);
       planner_.rules().NoteTaken(v);
       if (consolidator_) consolidator_->NoteTaken(v);
@@ -325,18 +329,25 @@ class Cycle {
       preempt_jobs_.push_back(v);
       decisions_.preemptions.push_back(std::move(preempt));
     }
-    const Job& starving_job = *index_.job(j).job;
+    const Job& job = *index_.job(j).job;
+    const std::string why =
+        starving && policy_.preemption.starving_drain
+            ? fmt::format(
+                  "job {} has waited {} s, past starvation_bound_s {}, and its reservation "
+                  "is to use this job's GPUs (preemption.starving_drain)",
+                  job.id, index_.snapshot().now - job.pending_since.value_or(job.submit_time),
+                  policy_.starvation_bound_s)
+            : fmt::format(
+                  "job {} is among the cycle's first {} jobs left pending for lack of room, "
+                  "and its reservation is to use this job's GPUs "
+                  "(preemption.drain_blocked_jobs)",
+                  job.id, policy_.preemption.drain_blocked_jobs);
     for (int32_t v : reservation->drained) {
       const Job& victim = *index_.job(v).job;
       PreemptDecision preempt;
       preempt.job = victim.id;
-      preempt.for_job = starving_job.id;
-      preempt.reason = fmt::format(
-          "job {} has waited {} s, past starvation_bound_s {}, and its reservation is to use "
-          "this job's GPUs (preemption.starving_drain)",
-          starving_job.id,
-          index_.snapshot().now - starving_job.pending_since.value_or(starving_job.submit_time),
-          policy_.starvation_bound_s);
+      preempt.for_job = job.id;
+      preempt.reason = why;
       preempt.lost_milli_gpu_seconds = planner_.VictimCost(v);
       ++counters_.preemptions;
       preempt_jobs_.push_back(v);

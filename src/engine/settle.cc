@@ -350,9 +350,14 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   if (observe) observe(snapshot, first);
   // Without evictions, moves or backfill, a pass already leaves nothing for the next one (the
   // property tests check it); with backfill, a reservation made mid-pass may move once the
-  // pass's starts run.
-  const bool backfill = policy.backfill.enabled && !first.starts.empty();
-  if (first.preemptions.empty() && first.migrations.empty() && first.resizes.empty() && !backfill) {
+  // pass's starts run, and so may a reservation that drains (the first blocked jobs, in an order
+  // the pass's starts change, may then be others, whose drains free room).
+  const bool drains = policy.preemption.enabled && (policy.preemption.drain_blocked_jobs > 0 ||
+                                                    policy.preemption.starving_drain);
+  const bool reservations_move =
+      !first.starts.empty() && (policy.backfill.enabled || (drains && !first.reservations.empty()));
+  if (first.preemptions.empty() && first.migrations.empty() && first.resizes.empty() &&
+      !reservations_move) {
     return first;
   }
   History history;

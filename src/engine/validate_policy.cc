@@ -192,6 +192,8 @@ absl::Status ValidatePolicy(const Policy& policy) {
   GPUPOOL_RETURN_IF_ERROR(
       NotNegative(preemption.max_victim_lost_s, "preemption.max_victim_lost_s"));
   GPUPOOL_RETURN_IF_ERROR(NotNegative(preemption.min_victim_run_s, "preemption.min_victim_run_s"));
+  GPUPOOL_RETURN_IF_ERROR(
+      NotNegative(preemption.drain_blocked_jobs, "preemption.drain_blocked_jobs"));
 
   const HealthOptions& health = policy.health;
   GPUPOOL_RETURN_IF_ERROR(NotNegative(health.xid_errors_to_cordon, "health.xid_errors_to_cordon"));

@@ -268,6 +268,7 @@ std::string PolicyToJson(const Policy& policy) {
   w.BoolField("reclaim_lower_priority_only", policy.preemption.reclaim_lower_priority_only);
   w.BoolField("starving_outrank", policy.preemption.starving_outrank);
   w.BoolField("starving_drain", policy.preemption.starving_drain);
+  w.IntField("drain_blocked_jobs", policy.preemption.drain_blocked_jobs);
   w.EndObject();
   w.Key("budgets");
   w.BeginOneLineObject();

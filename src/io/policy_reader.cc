@@ -42,6 +42,7 @@ absl::Status ReadPreemption(JsonValue value, const Path& path, PreemptionOptions
       {"reclaim_lower_priority_only", ReadMember<&P::reclaim_lower_priority_only, ReadBool>},
       {"starving_outrank", ReadMember<&P::starving_outrank, ReadBool>},
       {"starving_drain", ReadMember<&P::starving_drain, ReadBool>},
+      {"drain_blocked_jobs", ReadMember<&P::drain_blocked_jobs, ReadInt64>},
   };
   return internal::ReadFields(value, path, kFields, out);
 }

@@ -61,10 +61,12 @@ Policy PolicyForSeed(uint64_t seed) {
       policy.placement = PlacementStrategy::kSpread;
       break;
   }
-  // Every other seed plans preemption, with a checkpoint grace on some.
+  // Every other seed plans preemption, with a checkpoint grace on some, and on a third of those
+  // the first one or two blocked jobs drain their reservations (drain_blocked_jobs).
   if (seed % 2 == 1) {
     policy.preemption.enabled = true;
     policy.preemption.checkpoint_grace_s = static_cast<int64_t>(seed % 4) * 30;
+    if ((seed / 2) % 3 == 0) policy.preemption.drain_blocked_jobs = 1 + (seed / 6) % 2;
   }
   return policy;
 }
@@ -260,6 +262,8 @@ void CheckSnapshot(uint64_t seed, const Snapshot& snapshot, std::vector<std::str
   {
     std::set<std::string> started;
     for (const StartDecision& s : d.starts) started.insert(s.job);
+    std::set<std::string> reserved;
+    for (const ReserveDecision& r : d.reservations) reserved.insert(r.job);
     if (!policy.preemption.enabled && !d.preemptions.empty()) {
       fail("preemption decisions with preemption disabled");
     }
@@ -287,7 +291,12 @@ void CheckSnapshot(uint64_t seed, const Snapshot& snapshot, std::vector<std::str
           snapshot.now - *victim->start_time < victim->min_runtime_s) {
         fail(fmt::format("{} preempted before its minimum runtime", p.job));
       }
-      if (!started.count(p.for_job)) {
+      // A drained job goes for a job that holds a reservation instead (stage 7).
+      const bool drained = p.reason.find("preemption.drain_blocked_jobs") != std::string::npos;
+      if (drained && !reserved.count(p.for_job)) {
+        fail(fmt::format("{} drained for {}, which holds no reservation", p.job, p.for_job));
+      }
+      if (!drained && !started.count(p.for_job)) {
         fail(fmt::format("{} preempted for {}, which does not start", p.job, p.for_job));
       }
       if (p.lost_milli_gpu_seconds < 0) fail(fmt::format("{}: negative lost work", p.job));

@@ -258,5 +258,72 @@ TEST(ReserveTest, DrainKeepsTheVictimRules) {
   ASSERT_EQ(d->reservations.size(), 1u);
 }
 
+// preemption.drain_blocked_jobs: the gang is not starving (no bound), but it is the first job of
+// the cycle left pending for lack of room, and it outranks the running jobs (priority 1 against
+// 0): its reservation drains as a starving job's does.
+TEST(ReserveTest, TheFirstBlockedJobDrainsWithDrainBlockedJobs) {
+  Snapshot s = DrainSnapshot();
+  for (Job& j : s.jobs) {
+    if (j.id == "gang") j.priority = 1;
+  }
+  Policy policy = DrainPolicy(false);
+  policy.starvation_bound_s = 0;
+  absl::StatusOr<Decisions> d = Schedule(s, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->reservations.empty());
+  EXPECT_TRUE(d->preemptions.empty());
+
+  policy.preemption.drain_blocked_jobs = 1;
+  d = Schedule(s, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->reservations.size(), 1u);
+  EXPECT_EQ(d->reservations[0].nodes, (std::vector<std::string>{"n2", "n3"}));
+  EXPECT_EQ(d->reservations[0].expected_start, 3 * kDay + 800);
+  ASSERT_EQ(d->preemptions.size(), 1u);
+  EXPECT_EQ(d->preemptions[0].job, "r2");
+  EXPECT_EQ(d->preemptions[0].for_job, "gang");
+  EXPECT_NE(d->preemptions[0].reason.find("preemption.drain_blocked_jobs"), std::string::npos)
+      << d->preemptions[0].reason;
+
+  // Of its own priority, the running jobs are no victims for it: a reservation, nothing drained.
+  for (Job& j : s.jobs) {
+    if (j.id == "gang") j.priority = 0;
+  }
+  d = Schedule(s, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->reservations.size(), 1u);
+  EXPECT_TRUE(d->preemptions.empty());
+}
+
+// Two starving gangs of the same shape: the second is answered by the first's failure (stage 5,
+// identical jobs) and still gets a reservation of its own, on the nodes left.
+TEST(ReserveTest, EveryStarvingJobOfAShapeGetsAReservation) {
+  SnapshotBuilder b;
+  b.Now(3 * kDay).Model("a100");
+  for (const char* id : {"n1", "n2", "n3", "n4"}) b.Node(MakeNode(id, "a100", 4));
+  b.Queue("q");
+  const int64_t ends[] = {5000, 100, 900, 3000};
+  for (int i = 0; i < 4; ++i) {
+    Job running = MakeRunningJob("r" + std::to_string(i + 1), "q", GpuRequest(2000),
+                                 {Placement("n" + std::to_string(i + 1), {0, 1})}, 3 * kDay - 60);
+    running.attained_service_s = 60;
+    running.runtime_estimate_s = 60 + ends[i];
+    b.Job(running);
+  }
+  for (const char* id : {"gang1", "gang2"}) {
+    Job gang = MakePendingJob(id, "q", GpuRequest(4000), 2);
+    gang.submit_time = 0;
+    b.Job(gang);
+  }
+  absl::StatusOr<Decisions> d = Schedule(b.Build(), WithBound(2 * kDay));
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->reservations.size(), 2u);
+  EXPECT_EQ(d->reservations[0].job, "gang1");
+  EXPECT_EQ(d->reservations[0].nodes, (std::vector<std::string>{"n2", "n3"}));
+  EXPECT_EQ(d->reservations[1].job, "gang2");
+  EXPECT_EQ(d->reservations[1].nodes, (std::vector<std::string>{"n1", "n4"}));
+  EXPECT_EQ(d->reservations[1].expected_start, 3 * kDay + 5000);
+}
+
 }  // namespace
 }  // namespace gpupool

@@ -77,6 +77,8 @@ std::vector<BadPolicy> BadPolicies() {
       {"MinVictimRunNegative",
        [](Policy& p) { p.preemption.min_victim_run_s = std::numeric_limits<int64_t>::min(); },
        "policy.preemption.min_victim_run_s: must be >= 0"},
+      {"DrainBlockedJobsNegative", [](Policy& p) { p.preemption.drain_blocked_jobs = -1; },
+       "policy.preemption.drain_blocked_jobs: must be >= 0"},
       // --- budgets ---
       {"MaxCandidatesNegative", [](Policy& p) { p.budgets.max_candidates = -1; },
        "policy.budgets.max_candidates: must be >= 0"},

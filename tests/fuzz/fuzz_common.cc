@@ -106,6 +106,7 @@ Policy PolicyFromBytes(std::string_view bytes, const Snapshot& snapshot) {
     FUZZ_CHECK(made.ok(), made.status().ToString());
     policy.scorer = *made;
   }
+  policy.preemption.drain_blocked_jobs = in.Byte() % 3;
   return policy;
 }
 

@@ -254,7 +254,7 @@ TEST(PolicyJsonTest, CanonicalBytesOfTheDefaultPolicy) {
   "starvation_bound_s": 0,
   "queue_order": "none",
   "fair_share": {"usage_half_life_s": 0, "gpu_hour_budgets": "enforce"},
-  "preemption": {"enabled": false, "checkpoint_grace_s": 0, "reclaim_across_queues": false, "victim_order": "cheapest-first", "max_victim_lost_s": 0, "min_victim_run_s": 0, "reclaim_lower_priority_only": false, "starving_outrank": true, "starving_drain": false},
+  "preemption": {"enabled": false, "checkpoint_grace_s": 0, "reclaim_across_queues": false, "victim_order": "cheapest-first", "max_victim_lost_s": 0, "min_victim_run_s": 0, "reclaim_lower_priority_only": false, "starving_outrank": true, "starving_drain": false, "drain_blocked_jobs": 0},
   "budgets": {"max_candidates": 0, "max_preemption_plans": 0, "max_counterfactual_plans": 2000}
 }
 )");
@@ -303,6 +303,7 @@ TEST(PolicyJsonTest, RoundTrip) {
   p.preemption.reclaim_across_queues = true;
   p.preemption.victim_order = VictimOrder::kLowestPriorityFirst;
   p.preemption.starving_drain = true;
+  p.preemption.drain_blocked_jobs = 2;
   p.fair_share.usage_half_life_s = 86400;
   p.health = {true, 5, 1, 86400, 600, 2};
   p.maintenance = {3600, true};
@@ -323,6 +324,7 @@ TEST(PolicyJsonTest, RoundTrip) {
   EXPECT_TRUE(parsed->preemption.reclaim_across_queues);
   EXPECT_EQ(parsed->preemption.victim_order, VictimOrder::kLowestPriorityFirst);
   EXPECT_TRUE(parsed->preemption.starving_drain);
+  EXPECT_EQ(parsed->preemption.drain_blocked_jobs, 2);
   EXPECT_EQ(parsed->fair_share.usage_half_life_s, 86400);
   EXPECT_TRUE(parsed->health.enabled);
   EXPECT_EQ(parsed->health.xid_errors_to_cordon, 5);
@@ -358,6 +360,8 @@ TEST(PolicyJsonTest, Errors) {
       {R"({"preemption": {"enabled": "yes"}})", "preemption.enabled: expected true or false"},
       {R"({"preemption": {"starving_drain": 1}})",
        "preemption.starving_drain: expected true or false"},
+      {R"({"preemption": {"drain_blocked_jobs": "1"}})",
+       "preemption.drain_blocked_jobs: expected an integer"},
       {R"({"preemption": true})", "preemption: expected an object"},
       {R"({"preemption": {"victim_order": "oldest-first"}})",
        "preemption.victim_order: unknown value \"oldest-first\" (expected cheapest-first, "
