@@ -195,11 +195,11 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
   for (const ReplicaPlacement& p : *placements) {
     const int32_t n = index_.FindNode(p.node);
     if (n == kNone) continue;
+    auto uses = [&](int32_t g) {
+      return std::find(p.gpus.begin(), p.gpus.end(), g) != p.gpus.end();
+    };
     for (int32_t v : jobs_on_node_[n]) {
       if (started_now_[v] || state_.released(v)) continue;
-      auto uses = [&](int32_t g) {
-        return std::find(p.gpus.begin(), p.gpus.end(), g) != p.gpus.end();
-      };
       for (const ReplicaPlacement& q : index_.job(v).job->placements) {
         if (q.node == p.node && std::any_of(q.gpus.begin(), q.gpus.end(), uses)) {
           in_the_way.push_back(v);

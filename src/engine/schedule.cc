@@ -314,22 +314,27 @@ class Cycle {
     if (!reservation) return;
     decisions_.reservations.push_back(std::move(reservation->decision));
     reserve_jobs_.push_back(j);
-    for (int32_t v : reservation->evicted) {
-      const Job& victim = *index_.job(v).job;
+    const Job& job = *index_.job(j).job;
+    // One Preempt decision for running job v, evicted for j's reservation.
+    auto evict_for_reservation = [&](int32_t v, std::string reason) {
       PreemptDecision preempt;
-      preempt.job = victim.id;
-      preempt.for_job = index_.job(j).job->id;
-      preempt.reason = fmt::format(
-          "backfilled at {} with runtime_estimate_s {}, it ran past its estimate plus margin_s {} "
-          "(backfill.overrun: preempt); job {}'s reservation needs its node",
-          victim.start_time.value_or(0), victim.runtime_estimate_s.value_or(0),
-          policy_.backfill.margin_s, preempt.for_job);
+      preempt.job = index_.job(v).job->id;
+      preempt.for_job = job.id;
+      preempt.reason = std::move(reason);
       preempt.lost_milli_gpu_seconds = planner_.VictimCost(v);
       ++counters_.preemptions;
       preempt_jobs_.push_back(v);
       decisions_.preemptions.push_back(std::move(preempt));
+    };
+    for (int32_t v : reservation->evicted) {
+      const Job& victim = *index_.job(v).job;
+      evict_for_reservation(
+          v, fmt::format("backfilled at {} with runtime_estimate_s {}, it ran past its estimate "
+                         "plus margin_s {} (backfill.overrun: preempt); job {}'s reservation "
+                         "needs its node",
+                         victim.start_time.value_or(0), victim.runtime_estimate_s.value_or(0),
+                         policy_.backfill.margin_s, job.id));
     }
-    const Job& job = *index_.job(j).job;
     const std::string why =
         starving && policy_.preemption.starving_drain
             ? fmt::format(
@@ -342,17 +347,7 @@ class Cycle {
                   "and its reservation is to use this job's GPUs "
                   "(preemption.drain_blocked_jobs)",
                   job.id, policy_.preemption.drain_blocked_jobs);
-    for (int32_t v : reservation->drained) {
-      const Job& victim = *index_.job(v).job;
-      PreemptDecision preempt;
-      preempt.job = victim.id;
-      preempt.for_job = job.id;
-      preempt.reason = why;
-      preempt.lost_milli_gpu_seconds = planner_.VictimCost(v);
-      ++counters_.preemptions;
-      preempt_jobs_.push_back(v);
-      decisions_.preemptions.push_back(std::move(preempt));
-    }
+    for (int32_t v : reservation->drained) evict_for_reservation(v, why);
     // Capacity grew where the victims were: earlier failures no longer prove anything.
     if (!reservation->evicted.empty() || !reservation->drained.empty()) failed_shapes_.Clear();
   }
