@@ -167,6 +167,7 @@ TEST(Replay, FairShareBoostServesTheClusterBelowItsEntitlement) {
   EXPECT_EQ(r->jobs[8].first_start, 1100);
   ReplayOptions pure = boosted;
   pure.fair_share_boost_half_levels = 0;
+  pure.boost_kept_from_gpus = 0;
   auto p = RunReplay(pure, jobs);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->jobs[8].first_start, 1000);
@@ -194,6 +195,59 @@ TEST(Replay, BadFairShareBoostIsInvalidArgument) {
   auto c = RunReplay(fifo, jobs);
   EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(c.status().message().find("needs a LAS queue mode"), std::string::npos) << c.status();
+}
+
+// `default` keeps the boost of a running job of a whole node (boost_kept_from_gpus 8). P (1 GPU
+// of "b") runs from 0; L (8 GPUs of "a") arrives at 10, at level 0, and evicts P at 3,610, the
+// first cycle (every 300 s from 10) where P has run an hour and lost at most 250 s (10 s since
+// its checkpoint at 3,600). P waits at level 1 (3,610 GPU-s). Equal demand makes "a" entitled
+// to 7.11 GPUs and "b" to 0.89: neither is within its entitlement, so with no kept boost L (level
+// 2 from 4,510) is below P and P evicts it at 7,210 (L's hour, 0 s since its checkpoint at
+// 3,600 s of work). With the boost kept L ranks as P does and runs to its end at 103,610.
+TEST(Replay, DefaultKeepsTheBoostOfAWholeNodeJob) {
+  const std::vector<TraceJob> jobs = {J(0, 1, 100000, "b"), J(10, 8, 100000, "a")};
+  ReplayOptions kept = Named("default", kOneNode);
+  ASSERT_EQ(kept.boost_kept_from_gpus, 8);
+  auto r = RunReplay(kept, jobs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->jobs[1].first_start, 3610);
+  EXPECT_EQ(r->jobs[1].completion, 103610);
+  EXPECT_EQ(r->jobs[0].completion, 103610 + 60 + 100000 - 3600);
+  EXPECT_EQ(r->metrics.preemptions, 1);
+
+  ReplayOptions not_kept = kept;
+  not_kept.boost_kept_from_gpus = 0;
+  auto n = RunReplay(not_kept, jobs);
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(n->jobs[1].first_start, 3610);
+  EXPECT_EQ(n->metrics.preemptions, 2);
+  // P evicts L at 7,210 and runs its 96,400 s left after its restore; L (its 3,600 s of work
+  // kept) ranks with P once P reaches level 2, so it waits for P's end.
+  EXPECT_EQ(n->jobs[0].completion, 7210 + 60 + 96400);
+  EXPECT_EQ(n->jobs[1].completion, 7210 + 60 + 96400 + 60 + 96400);
+}
+
+// One test per kind of bad boost_kept_from_gpus: negative, above 2^20, and set without a boost.
+TEST(Replay, BadBoostKeptFromGpusIsInvalidArgument) {
+  const std::vector<TraceJob> jobs = {J(0, 1, 10)};
+  ReplayOptions negative = Named("default", kOneNode);
+  negative.boost_kept_from_gpus = -1;
+  auto a = RunReplay(negative, jobs);
+  EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(a.status().message().find("boost_kept_from_gpus: must be in [0, 2^20], got -1"),
+            std::string::npos)
+      << a.status();
+  ReplayOptions huge = Named("default", kOneNode);
+  huge.boost_kept_from_gpus = (int64_t{1} << 20) + 1;
+  auto b = RunReplay(huge, jobs);
+  EXPECT_EQ(b.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(b.status().message().find("got 1048577"), std::string::npos) << b.status();
+  ReplayOptions no_boost = Named("default", kOneNode);
+  no_boost.fair_share_boost_half_levels = 0;
+  auto c = RunReplay(no_boost, jobs);
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(c.status().message().find("boost_kept_from_gpus: needs a boost"), std::string::npos)
+      << c.status();
 }
 
 TEST(Replay, DefaultOrdersByLasThenFifo) {

@@ -236,6 +236,15 @@ struct ReplayOptions {
   // back). 0: plain 2D-LAS priorities, -(level). In [0, 1000]; must be 0 under
   // QueueMode::kPerCluster.
   int64_t fair_share_boost_half_levels = 0;
+  // With a boost: a running job holding at least this many GPUs keeps the boost whatever its
+  // virtual cluster holds, as if its cluster were within its entitlement. A job of its own
+  // 2D-LAS level raised by the boost then no longer evicts it for fair share alone; only a job
+  // that outranks it with the boost counted does (with a boost of one level: a job two levels
+  // down, or one level down and raised itself). A whole node's job evicted for a small one of
+  // its level costs a restore and the lost work on each of its GPUs, and such evictions were
+  // most of what the boost lost (docs/replay.md, "The fairness knob"). 0: off. In [0, 2^20];
+  // must be 0 without a boost.
+  int64_t boost_kept_from_gpus = 0;
   // While jobs wait, the host also runs a cycle this many seconds after the previous one, even
   // without an arrival or completion (0: cycles only at arrivals and completions). A policy that
   // waits for victims to checkpoint (max_victim_lost_s) needs it: a checkpoint is not an event.

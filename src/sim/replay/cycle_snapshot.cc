@@ -205,13 +205,16 @@ void CycleSnapshot::UpdateEntitlements(const RunState& state) {
             options_.pool.TotalGpus() * kMilliPerGpu, entitled_milli_);
 }
 
-int32_t CycleSnapshot::Priority(const JobRun& job, int64_t service_s, int64_t tenant_milli) const {
+int32_t CycleSnapshot::Priority(const JobRun& job, int64_t service_s, int64_t tenant_milli,
+                                bool running) const {
   if (!las_priority_) return 0;
   const int32_t level = LasLevel(options_.las_thresholds_gpu_seconds, service_s * job.gpus);
   if (entitled_milli_.empty()) return -level;
   // In half levels, so that the boost can sit between two levels.
   int32_t priority = -2 * level;
-  if (tenant_milli <= entitled_milli_[static_cast<size_t>(job.tenant)]) {
+  const bool kept =
+      running && options_.boost_kept_from_gpus > 0 && job.gpus >= options_.boost_kept_from_gpus;
+  if (kept || tenant_milli <= entitled_milli_[static_cast<size_t>(job.tenant)]) {
     priority += static_cast<int32_t>(options_.fair_share_boost_half_levels);
   }
   return priority;
@@ -249,7 +252,8 @@ void CycleSnapshot::AddRunning(int64_t now, const RunState& state) {
     Job job = templates_[i];
     const int64_t service = ServiceAt(run, now);
     // A running job is already counted in its tenant's usage.
-    job.priority = Priority(run, service, state.usage_milli()[static_cast<size_t>(run.tenant)]);
+    job.priority =
+        Priority(run, service, state.usage_milli()[static_cast<size_t>(run.tenant)], true);
     job.state = JobState::kRunning;
     job.start_time = run.run_start;
     job.placements = run.placements;
@@ -284,9 +288,9 @@ void CycleSnapshot::AddPending(const RunState& state) {
     Job job = templates_[i];
     job.attained_service_s = run.service_before;
     job.pending_since = run.pending_since;
-    job.priority =
-        Priority(run, run.service_before,
-                 state.usage_milli()[static_cast<size_t>(run.tenant)] + run.gpus * kMilliPerGpu);
+    job.priority = Priority(
+        run, run.service_before,
+        state.usage_milli()[static_cast<size_t>(run.tenant)] + run.gpus * kMilliPerGpu, false);
     job.checkpointing.interval_s = checkpoints_.interval_s();
     job.checkpointing.restore_time_s = checkpoints_.RestoreCost();
     snapshot_.jobs.push_back(std::move(job));

@@ -74,8 +74,9 @@ class CycleSnapshot {
   void AddRunning(int64_t now, const RunState& state);
   void AddPending(const RunState& state);
   // -(2D-LAS level) under the LAS queue modes, plus the fair-share boost when the job's
-  // tenant, holding `tenant_milli` with the job counted, stays within its entitlement.
-  int32_t Priority(const JobRun& job, int64_t service_s, int64_t tenant_milli) const;
+  // tenant, holding `tenant_milli` with the job counted, stays within its entitlement, or when
+  // the job is `running` and holds at least ReplayOptions::boost_kept_from_gpus GPUs.
+  int32_t Priority(const JobRun& job, int64_t service_s, int64_t tenant_milli, bool running) const;
   // The tenants' entitlements at this cycle (fair_share_boost_half_levels > 0 only).
   void UpdateEntitlements(const RunState& state);
 

@@ -77,6 +77,14 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
         "fair_share_boost_half_levels: needs a LAS queue mode (priorities are all 0 under "
         "kPerCluster)");
   }
+  if (options.boost_kept_from_gpus < 0 || options.boost_kept_from_gpus > (int64_t{1} << 20)) {
+    return absl::InvalidArgumentError(fmt::format(
+        "boost_kept_from_gpus: must be in [0, 2^20], got {}", options.boost_kept_from_gpus));
+  }
+  if (options.boost_kept_from_gpus > 0 && options.fair_share_boost_half_levels == 0) {
+    return absl::InvalidArgumentError(
+        "boost_kept_from_gpus: needs a boost (fair_share_boost_half_levels > 0)");
+  }
   absl::StatusOr<internal::Tenants> tenants = internal::MakeTenants(jobs, pool.TotalGpus());
   if (!tenants.ok()) return tenants.status();
   if (absl::Status status = internal::SetQueueSettings(options.queues, *tenants); !status.ok()) {
