@@ -110,7 +110,7 @@ TEST(Replay, LasFreePreemptionKeepsAllWork) {
   EXPECT_DOUBLE_EQ(r->metrics.gpu_hours_lost_to_preemption, 0);
 }
 
-// The default preempts by LAS level, but only a victim that loses at most 300 s of work: at
+// The default preempts by LAS level, but only a victim that loses at most 250 s of work: at
 // 4,000 L has run 400 s since its checkpoint at 3,600, so S waits; the host runs a cycle every
 // 300 s while jobs wait, and at 5,500 (100 s past L's checkpoint at 5,400) S evicts L.
 TEST(Replay, DefaultPreemptsVictimsThatHaveJustCheckpointed) {
