@@ -168,6 +168,7 @@ TEST(Replay, FairShareBoostServesTheClusterBelowItsEntitlement) {
   ReplayOptions pure = boosted;
   pure.fair_share_boost_half_levels = 0;
   pure.boost_kept_from_gpus = 0;
+  pure.fair_share_history_hours = 0;
   auto p = RunReplay(pure, jobs);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->jobs[8].first_start, 1000);
@@ -247,6 +248,63 @@ TEST(Replay, BadBoostKeptFromGpusIsInvalidArgument) {
   auto c = RunReplay(no_boost, jobs);
   EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(c.status().message().find("boost_kept_from_gpus: needs a boost"), std::string::npos)
+      << c.status();
+}
+
+// The boost asks about the past week too (fair_share_history_hours 168). One node: C of "c" (4
+// GPUs) and A of "a" (4 GPUs, 7,200 s) run from 0; X of "a" (3 GPUs, at 5) and Y of "b" (3
+// GPUs, at 10) wait, both at LAS level 0, and when A ends at 7,200 only one of them fits beside
+// C. The late 1-GPU jobs of "a" and "b" make the guarantees 3, 4.96 and 0.04 GPUs (demand 6, 9.92
+// and 0.08 million GPU-s of 16). From 10 to 7,200 (demand: "a" 7 GPUs, "b" 3, "c" 4) "a" is
+// entitled to 3.98 GPUs (its 3 guaranteed, and half of the 1.96 left with "c") and holds 4:
+// over its share by 20 milli-GPU-s a second for 7,190 s, less the 1.48 GPUs under it from 5 to
+// 10. At 7,200 (demand: "a" 3, "b" 3, "c" 4) "a" and "b" are entitled to 3 GPUs each, so X and Y
+// both fit in their entitlements now; with the history only Y's cluster has not had more than
+// its share, so Y goes first and X when Y ends. With the present only (0 hours), FIFO inside the
+// boosted level: X first. Preemption is off, so that only the order decides.
+TEST(Replay, FairShareHistoryServesTheClusterThatHadLess) {
+  const std::vector<TraceJob> jobs = {J(0, 4, 20000, "c"),         J(0, 4, 7200, "a"),
+                                      J(5, 3, 100, "a"),   // X: 2
+                                      J(10, 3, 100, "b"),  // Y: 3
+                                      J(1000000, 1, 5970900, "a"), J(1000000, 1, 9919700, "b")};
+  ReplayOptions history = Named("default", kOneNode);
+  ASSERT_EQ(history.fair_share_history_hours, 168);
+  history.policy.preemption.enabled = false;
+  auto r = RunReplay(history, jobs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->jobs[3].first_start, 7200);
+  EXPECT_EQ(r->jobs[2].first_start, 7300);
+
+  ReplayOptions present = history;
+  present.fair_share_history_hours = 0;
+  auto p = RunReplay(present, jobs);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->jobs[2].first_start, 7200);
+  EXPECT_EQ(p->jobs[3].first_start, 7300);
+}
+
+// One test per kind of bad fair_share_history_hours: negative, above 8,784 (a leap year), and set
+// without a boost.
+TEST(Replay, BadFairShareHistoryHoursIsInvalidArgument) {
+  const std::vector<TraceJob> jobs = {J(0, 1, 10)};
+  ReplayOptions negative = Named("default", kOneNode);
+  negative.fair_share_history_hours = -1;
+  auto a = RunReplay(negative, jobs);
+  EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(a.status().message().find("fair_share_history_hours: must be in [0, 8784], got -1"),
+            std::string::npos)
+      << a.status();
+  ReplayOptions huge = Named("default", kOneNode);
+  huge.fair_share_history_hours = 8785;
+  auto b = RunReplay(huge, jobs);
+  EXPECT_EQ(b.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(b.status().message().find("got 8785"), std::string::npos) << b.status();
+  ReplayOptions no_boost = Named("default", kOneNode);
+  no_boost.fair_share_boost_half_levels = 0;
+  no_boost.boost_kept_from_gpus = 0;
+  auto c = RunReplay(no_boost, jobs);
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(c.status().message().find("fair_share_history_hours: needs a boost"), std::string::npos)
       << c.status();
 }
 

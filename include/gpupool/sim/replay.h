@@ -245,6 +245,16 @@ struct ReplayOptions {
   // most of what the boost lost (docs/replay.md, "The fairness knob"). 0: off. In [0, 2^20];
   // must be 0 without a boost.
   int64_t boost_kept_from_gpus = 0;
+  // With a boost: a cluster counts as within its entitlement only if, besides fitting in it now
+  // (above), it has received no more GPU-seconds than its entitlement over the last this many
+  // hours: the hour under way and the hours-1 before it, in whole hours from the first arrival,
+  // on the same yardstick (what it held and what it was entitled to, second by second). A
+  // cluster served beyond its share for the past week no longer gets the boost the moment it
+  // dips below its entitlement, and one that was kept below it does. Jain's index measures the
+  // share over the whole run, not at one moment (docs/replay.md, "The fairness knob"). The
+  // kept boost (boost_kept_from_gpus) is not affected. 0: the present only. In [0, 8784] (a
+  // year); must be 0 without a boost.
+  int32_t fair_share_history_hours = 0;
   // While jobs wait, the host also runs a cycle this many seconds after the previous one, even
   // without an arrival or completion (0: cycles only at arrivals and completions). A policy that
   // waits for victims to checkpoint (max_victim_lost_s) needs it: a checkpoint is not an event.

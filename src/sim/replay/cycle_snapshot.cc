@@ -57,7 +57,8 @@ CycleSnapshot::CycleSnapshot(const ReplayOptions& options, const std::vector<Tra
     : options_(options),
       checkpoints_(options),
       prune_(!options.policy.preemption.enabled &&
-             options.policy.queue_order == QueueOrder::kNone && !options.maintenance.enabled() &&
+             options.policy.queue_order == QueueOrder::kNone &&
+             options.queue_mode == QueueMode::kPerCluster && !options.maintenance.enabled() &&
              !options.spot.enabled() && !options.scaling.enabled()),
       las_priority_(options.queue_mode != QueueMode::kPerCluster),
       tenants_(tenants),
@@ -214,9 +215,10 @@ int32_t CycleSnapshot::Priority(const JobRun& job, int64_t service_s, int64_t te
   int32_t priority = -2 * level;
   const bool kept =
       running && options_.boost_kept_from_gpus > 0 && job.gpus >= options_.boost_kept_from_gpus;
-  if (kept || tenant_milli <= entitled_milli_[static_cast<size_t>(job.tenant)]) {
-    priority += static_cast<int32_t>(options_.fair_share_boost_half_levels);
-  }
+  const auto tenant = static_cast<size_t>(job.tenant);
+  const bool within = tenant_milli <= entitled_milli_[tenant] &&
+                      (history_ == nullptr || history_->WithinShare(tenant));
+  if (kept || within) priority += static_cast<int32_t>(options_.fair_share_boost_half_levels);
   return priority;
 }
 

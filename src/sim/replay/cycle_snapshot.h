@@ -10,11 +10,12 @@
 // Queues carry the tenants' labels and budgets (ReplayOptions::queues), and before each cycle
 // the driver sets what each has used of its budget this period (SetBudgetUsed).
 //
-// Pruned cycles. Without preemption and queue turns the engine sees running jobs only through
-// the GPUs they hold, and considers pending jobs in FIFO order, where jobs of one size are
-// identical to it. Then the snapshot holds one stand-in job per busy node ("~n003") instead of
-// the running jobs, and of the pending jobs of g GPUs only the first free / g: the rest would
-// fail anyway. The decisions are the same, at a fraction of the cost.
+// Pruned cycles. Without preemption and queue turns, and under the per-cluster FIFO mode (all
+// priorities 0), the engine sees running jobs only through the GPUs they hold, and considers
+// pending jobs in FIFO order, where jobs of one size are identical to it. Then the snapshot holds
+// one stand-in job per busy node ("~n003") instead of the running jobs, and of the pending jobs of
+// g GPUs only the first free / g: the rest would fail anyway. The decisions are the same, at a
+// fraction of the cost.
 //
 // Nodes. The snapshot shows the nodes in the pool (PoolLayout: the pool's own, then the added
 // ones once they have joined), each as PoolHealth and the engine's node actions leave it: down
@@ -38,6 +39,7 @@
 #include "gpupool/snapshot.h"
 #include "sim/replay/pool_events.h"
 #include "sim/replay/run_state.h"
+#include "sim/replay/share_history.h"
 #include "sim/replay/tenants.h"
 
 namespace gpupool::sim::internal {
@@ -55,6 +57,10 @@ class CycleSnapshot {
   // What each tenant used of its budget this period (BudgetTracker::Used), for the queues of
   // the next snapshots; nothing under the single-queue mode, whose one queue is no tenant's.
   void SetBudgetUsed(const std::vector<int64_t>& used);
+  // Where the boost finds each tenant's share over the recent past
+  // (ReplayOptions::fair_share_history_hours); `history` must outlive this object. Without it
+  // (or with no hours) only the present counts.
+  void SetShareHistory(const ShareHistory& history) { history_ = &history; }
   // Node `node`'s state and GPUs' health from now on: down when it has failed, a GPU unhealthy
   // when it has (PoolHealth).
   void UpdateNode(int32_t node, const PoolHealth& health);
@@ -74,15 +80,16 @@ class CycleSnapshot {
   void AddRunning(int64_t now, const RunState& state);
   void AddPending(const RunState& state);
   // -(2D-LAS level) under the LAS queue modes, plus the fair-share boost when the job's
-  // tenant, holding `tenant_milli` with the job counted, stays within its entitlement, or when
-  // the job is `running` and holds at least ReplayOptions::boost_kept_from_gpus GPUs.
+  // tenant, holding `tenant_milli` with the job counted, stays within its entitlement and has
+  // had no more than its share over the history (SetShareHistory), or when the job is `running`
+  // and holds at least ReplayOptions::boost_kept_from_gpus GPUs.
   int32_t Priority(const JobRun& job, int64_t service_s, int64_t tenant_milli, bool running) const;
   // The tenants' entitlements at this cycle (fair_share_boost_half_levels > 0 only).
   void UpdateEntitlements(const RunState& state);
 
   const ReplayOptions& options_;
   const CheckpointModel checkpoints_;
-  // Pruned cycles (see above): no preemption and no queue turns.
+  // Pruned cycles (see above): no preemption, no queue turns, FIFO priorities.
   const bool prune_;
   // Under the LAS queue modes, priorities are -(2D-LAS level).
   const bool las_priority_;
@@ -101,6 +108,7 @@ class CycleSnapshot {
   std::vector<Job> templates_;
   // Per tenant, milli-GPUs entitled at the current cycle (empty without the boost).
   std::vector<int64_t> entitled_milli_;
+  const ShareHistory* history_ = nullptr;
 };
 
 }  // namespace gpupool::sim::internal

@@ -62,7 +62,8 @@ MetricsRecorder::MetricsRecorder(const ReplayOptions& options, const Tenants& te
       last_completion_(start),
       gpus_per_node_(options.pool.gpus_per_node),
       scaling_cost_per_hour_micro_(options.scaling.cost_per_hour_micro),
-      entitled_milli_(tenants.size(), 0) {
+      entitled_milli_(tenants.size(), 0),
+      share_history_(tenants.size(), start, options.fair_share_history_hours) {
   result_.jobs.resize(num_jobs);
   result_.metrics.policy = options.policy.name;
   result_.metrics.jobs = num_jobs;
@@ -105,6 +106,7 @@ void MetricsRecorder::AdvanceTo(int64_t t, const RunState& state, const PoolHeal
 
 void MetricsRecorder::IntegrateTenants(int64_t from, int64_t to,
                                        const std::vector<int64_t>& usage_milli) {
+  share_history_.Add(from, to, usage_milli, entitled_milli_);
   ReplaySeries& series = result_.series;
   while (from < to) {
     const auto k = static_cast<size_t>((from - series.start) / series.bucket_s);

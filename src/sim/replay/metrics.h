@@ -23,6 +23,7 @@
 #include "gpupool/sim/replay.h"
 #include "sim/replay/pool_events.h"
 #include "sim/replay/run_state.h"
+#include "sim/replay/share_history.h"
 #include "sim/replay/tenants.h"
 
 namespace gpupool::sim::internal {
@@ -68,6 +69,9 @@ class MetricsRecorder {
   void NodeOrdered() { ++result_.metrics.nodes_added; }
   void NodeReleased() { ++result_.metrics.nodes_released; }
   void CycleRan() { ++result_.metrics.cycles; }
+  // The tenants' shares over the last ReplayOptions::fair_share_history_hours, up to the last
+  // AdvanceTo(), on the yardstick above.
+  const ShareHistory& share_history() const { return share_history_; }
 
   // The result once no event is left.
   ReplayResult Finish(const RunState& state) &&;
@@ -99,6 +103,7 @@ class MetricsRecorder {
   const int64_t scaling_cost_per_hour_micro_;
   // Per tenant, milli-GPUs entitled since the last UpdateEntitlements().
   std::vector<int64_t> entitled_milli_;
+  ShareHistory share_history_;
   ReplayResult result_;
 };
 

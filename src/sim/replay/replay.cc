@@ -85,6 +85,16 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
     return absl::InvalidArgumentError(
         "boost_kept_from_gpus: needs a boost (fair_share_boost_half_levels > 0)");
   }
+  if (options.fair_share_history_hours < 0 || options.fair_share_history_hours > 8784) {
+    return absl::InvalidArgumentError(
+        fmt::format("fair_share_history_hours: must be in [0, 8784], got {}",
+                    options.fair_share_history_hours));
+  }
+  if (options.fair_share_history_hours > 0 && options.fair_share_boost_half_levels == 0) {
+    return absl::InvalidArgumentError(
+        "fair_share_history_hours: needs a boost (fair_share_boost_half_levels > 0)");
+  }
+
   absl::StatusOr<internal::Tenants> tenants = internal::MakeTenants(jobs, pool.TotalGpus());
   if (!tenants.ok()) return tenants.status();
   if (absl::Status status = internal::SetQueueSettings(options.queues, *tenants); !status.ok()) {
@@ -101,6 +111,7 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
   internal::CycleSnapshot cycle(options, jobs, *tenants, layout, first_arrival);
   const internal::CheckpointModel checkpoints(options);
   internal::MetricsRecorder metrics(options, *tenants, state.size(), first_arrival);
+  cycle.SetShareHistory(metrics.share_history());
   absl::StatusOr<internal::LedgerRecorder> ledger =
       internal::LedgerRecorder::Create(all_nodes, *tenants, first_arrival, options.series_bucket_s);
   if (!ledger.ok()) return ledger.status();
