@@ -247,8 +247,9 @@ struct ReplayOptions {
   int64_t boost_kept_from_gpus = 0;
   // With a boost: a cluster counts as within its entitlement only if, besides fitting in it now
   // (above), it has received no more GPU-seconds than its entitlement over the last this many
-  // hours: the hour under way and the hours-1 before it, in whole hours from the first arrival,
-  // on the same yardstick (what it held and what it was entitled to, second by second). A
+  // hours: the hour holding the second before the cycle, so far, and the hours-1 before it, in
+  // whole hours from the first arrival, on the same yardstick (what it held and what it was
+  // entitled to, second by second). A
   // cluster served beyond its share for the past week no longer gets the boost the moment it
   // dips below its entitlement, and one that was kept below it does. Jain's index measures the
   // share over the whole run, not at one moment (docs/replay.md, "The fairness knob"). The

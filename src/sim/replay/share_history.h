@@ -3,10 +3,11 @@
 // the fair-share boost (cycle_snapshot.h) can ask whether a cluster has had its share lately, not
 // only whether it fits in it at this moment.
 //
-// Time is cut into hours from `origin` (the first arrival). The window at time t is the hour t
-// falls in, so far, and the hours-1 whole hours before it. Integer milli-GPU-seconds throughout,
-// kept per hour in a ring, with the window's sums updated as hours enter and leave: O(1) per
-// question, O(tenants) per hour passed.
+// Time is cut into hours from `origin` (the first arrival). After Add(..., to) the window is the
+// hour that holds the second before `to` (the last second added), so far, and the hours-1 hours
+// before it: at a cycle at t, integrated up to t, the hour holding t - 1 and the ones before.
+// Integer milli-GPU-seconds throughout, kept per hour in a ring, with the window's sums updated as
+// hours enter and leave: O(1) per question, O(tenants) per hour passed.
 //
 // Not API: one of the parts RunReplay() (replay.cc) is built from.
 #ifndef GPUPOOL_SRC_SIM_REPLAY_SHARE_HISTORY_H_
