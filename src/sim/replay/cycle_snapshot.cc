@@ -53,7 +53,8 @@ Job JobTemplate(const TraceJob& trace_job, int32_t i, const ReplayPool& pool, bo
 }  // namespace
 
 CycleSnapshot::CycleSnapshot(const ReplayOptions& options, const std::vector<TraceJob>& jobs,
-                             const Tenants& tenants, const PoolLayout& layout, int64_t start)
+                             const Tenants& tenants, const PoolLayout& layout, int64_t start,
+                             const ShareHistory& history)
     : options_(options),
       checkpoints_(options),
       prune_(!options.policy.preemption.enabled &&
@@ -63,6 +64,7 @@ CycleSnapshot::CycleSnapshot(const ReplayOptions& options, const std::vector<Tra
       las_priority_(options.queue_mode != QueueMode::kPerCluster),
       tenants_(tenants),
       start_(start),
+      history_(history),
       snapshot_(MakePoolSnapshot(options.pool)) {
   all_nodes_ = snapshot_.nodes;
   // A node like the pool's own, in a rack of its own.
@@ -216,8 +218,7 @@ int32_t CycleSnapshot::Priority(const JobRun& job, int64_t service_s, int64_t te
   const bool kept =
       running && options_.boost_kept_from_gpus > 0 && job.gpus >= options_.boost_kept_from_gpus;
   const auto tenant = static_cast<size_t>(job.tenant);
-  const bool within = tenant_milli <= entitled_milli_[tenant] &&
-                      (history_ == nullptr || history_->WithinShare(tenant));
+  const bool within = tenant_milli <= entitled_milli_[tenant] && history_.WithinShare(tenant);
   if (kept || within) priority += static_cast<int32_t>(options_.fair_share_boost_half_levels);
   return priority;
 }

@@ -46,10 +46,12 @@ namespace gpupool::sim::internal {
 
 class CycleSnapshot {
  public:
-  // `options` must outlive this object; `start` is the first arrival (rolling maintenance counts
-  // from it).
+  // `options` and `history` must outlive this object; `start` is the first arrival (rolling
+  // maintenance counts from it); `history` is where the boost finds each tenant's share over the
+  // recent past (ReplayOptions::fair_share_history_hours; with no hours only the present counts).
   CycleSnapshot(const ReplayOptions& options, const std::vector<TraceJob>& jobs,
-                const Tenants& tenants, const PoolLayout& layout, int64_t start);
+                const Tenants& tenants, const PoolLayout& layout, int64_t start,
+                const ShareHistory& history);
 
   // Whether a cycle now could change anything: some job waits, and either GPUs are free or
   // preemption may make room (pruned: some waiting job fits in the free GPUs).
@@ -57,10 +59,6 @@ class CycleSnapshot {
   // What each tenant used of its budget this period (BudgetTracker::Used), for the queues of
   // the next snapshots; nothing under the single-queue mode, whose one queue is no tenant's.
   void SetBudgetUsed(const std::vector<int64_t>& used);
-  // Where the boost finds each tenant's share over the recent past
-  // (ReplayOptions::fair_share_history_hours); `history` must outlive this object. Without it
-  // (or with no hours) only the present counts.
-  void SetShareHistory(const ShareHistory& history) { history_ = &history; }
   // Node `node`'s state and GPUs' health from now on: down when it has failed, a GPU unhealthy
   // when it has (PoolHealth).
   void UpdateNode(int32_t node, const PoolHealth& health);
@@ -81,8 +79,8 @@ class CycleSnapshot {
   void AddPending(const RunState& state);
   // -(2D-LAS level) under the LAS queue modes, plus the fair-share boost when the job's
   // tenant, holding `tenant_milli` with the job counted, stays within its entitlement and has
-  // had no more than its share over the history (SetShareHistory), or when the job is `running`
-  // and holds at least ReplayOptions::boost_kept_from_gpus GPUs.
+  // had no more than its share over the history (the constructor's `history`), or when the job is
+  // `running` and holds at least ReplayOptions::boost_kept_from_gpus GPUs.
   int32_t Priority(const JobRun& job, int64_t service_s, int64_t tenant_milli, bool running) const;
   // The tenants' entitlements at this cycle (fair_share_boost_half_levels > 0 only).
   void UpdateEntitlements(const RunState& state);
@@ -95,6 +93,7 @@ class CycleSnapshot {
   const bool las_priority_;
   const Tenants& tenants_;
   const int64_t start_;
+  const ShareHistory& history_;
   Snapshot snapshot_;
   // Every node the replay has (PoolLayout), as it would be in the pool, and whether it is.
   std::vector<Node> all_nodes_;
@@ -108,7 +107,6 @@ class CycleSnapshot {
   std::vector<Job> templates_;
   // Per tenant, milli-GPUs entitled at the current cycle (empty without the boost).
   std::vector<int64_t> entitled_milli_;
-  const ShareHistory* history_ = nullptr;
 };
 
 }  // namespace gpupool::sim::internal

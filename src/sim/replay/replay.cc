@@ -108,10 +108,10 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
   internal::RunState state(jobs, *tenants, all_nodes);
   internal::ReplayEvents events(state, options.wake_up_every_s);
   const int64_t first_arrival = events.FirstArrivalTime();
-  internal::CycleSnapshot cycle(options, jobs, *tenants, layout, first_arrival);
-  const internal::CheckpointModel checkpoints(options);
   internal::MetricsRecorder metrics(options, *tenants, state.size(), first_arrival);
-  cycle.SetShareHistory(metrics.share_history());
+  internal::CycleSnapshot cycle(options, jobs, *tenants, layout, first_arrival,
+                                metrics.share_history());
+  const internal::CheckpointModel checkpoints(options);
   absl::StatusOr<internal::LedgerRecorder> ledger =
       internal::LedgerRecorder::Create(all_nodes, *tenants, first_arrival, options.series_bucket_s);
   if (!ledger.ok()) return ledger.status();

@@ -5,8 +5,7 @@
 namespace gpupool::sim::internal {
 
 ShareHistory::ShareHistory(size_t tenants, int64_t origin, int32_t hours)
-    : tenants_(tenants),
-      origin_(origin),
+    : origin_(origin),
       hours_(hours),
       held_(tenants * static_cast<size_t>(hours), 0),
       entitled_(tenants * static_cast<size_t>(hours), 0),
@@ -28,7 +27,7 @@ void ShareHistory::MoveTo(int64_t hour) {
     ++hour_;
     // The slot of the new hour held the hour that now leaves the window.
     const auto slot = static_cast<size_t>(hour_ % hours_);
-    for (size_t q = 0; q < tenants_; ++q) {
+    for (size_t q = 0; q < held_sum_.size(); ++q) {
       const size_t i = q * static_cast<size_t>(hours_) + slot;
       held_sum_[q] -= held_[i];
       entitled_sum_[q] -= entitled_[i];
@@ -46,7 +45,7 @@ void ShareHistory::Add(int64_t from, int64_t to, const std::vector<int64_t>& usa
     const int64_t until = std::min(to, origin_ + (hour + 1) * kHourS);
     MoveTo(hour);
     const auto slot = static_cast<size_t>(hour % hours_);
-    for (size_t q = 0; q < tenants_; ++q) {
+    for (size_t q = 0; q < held_sum_.size(); ++q) {
       const size_t i = q * static_cast<size_t>(hours_) + slot;
       const int64_t held = (until - from) * usage_milli[q];
       const int64_t entitled = (until - from) * entitled_milli[q];

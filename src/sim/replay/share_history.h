@@ -38,7 +38,6 @@ class ShareHistory {
   // Makes `hour` the hour under way: every hour that leaves the window is taken out of the sums.
   void MoveTo(int64_t hour);
 
-  size_t tenants_;
   int64_t origin_;
   int64_t hours_;
   int64_t hour_ = 0;  // the hour under way, counted from origin_
