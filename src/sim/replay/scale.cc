@@ -11,7 +11,10 @@
 namespace gpupool::sim::internal {
 
 Scaler::Scaler(const ReplayOptions& options, const PoolLayout& layout, const Node& added_node)
-    : options_(options), layout_(layout), with_scale_(options.policy) {
+    : options_(options), layout_(layout), policy_(options.policy) {
+  // The replay reads no pending job's explanation: its cycles ask for none (the same decisions).
+  policy_.budgets.max_counterfactual_plans = 0;
+  with_scale_ = policy_;
   if (!options.scaling.enabled()) return;
   with_scale_.scale = ScaleOptions{
       .templates = {NodeTemplate{.name = "node",
@@ -32,7 +35,7 @@ bool Scaler::WantsCycle(int64_t now, const PoolHealth& health) const {
 
 const Policy& Scaler::PolicyAt(int64_t now, const PoolHealth& health) {
   asked_ = AdviceDue(now);
-  if (!asked_) return options_.policy;
+  if (!asked_) return policy_;
   last_advice_ = now;
   with_scale_.scale->templates.front().max_count =
       static_cast<int32_t>(options_.scaling.max_nodes - health.added_in_pool());

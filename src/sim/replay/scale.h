@@ -37,7 +37,9 @@ class Scaler {
   // Whether a cycle should run at `now` for the advice alone: advice is due and added nodes are
   // in the pool (one may be released).
   bool WantsCycle(int64_t now, const PoolHealth& health) const;
-  // The policy of a cycle at `now`: options.policy, with the `scale` object when advice is due.
+  // The policy of a cycle at `now`: options.policy without counterfactual explanations
+  // (budgets.max_counterfactual_plans 0: the replay reads none, and they cost about a quarter of
+  // a cycle), with the `scale` object when advice is due.
   const Policy& PolicyAt(int64_t now, const PoolHealth& health);
   // Carries out the advice of a cycle that asked for it (nothing otherwise).
   absl::Status Apply(const Decisions& decisions, int64_t now, const ReplayTargets& targets);
@@ -45,6 +47,7 @@ class Scaler {
  private:
   const ReplayOptions& options_;
   const PoolLayout& layout_;
+  Policy policy_;
   Policy with_scale_;
   int64_t last_advice_ = std::numeric_limits<int64_t>::min();
   bool asked_ = false;
