@@ -45,6 +45,8 @@ int main(int argc, char** argv) {
   gpupool::sim::ReplayOptions variant = *gpupool::sim::MakeReplayOptions("default");
   variant.policy.name = "default-no-preemption";
   variant.policy.preemption.enabled = false;
+  // No victims, so no cycles at their checkpoints (RunReplay refuses them without preemption).
+  variant.wake_up_at_checkpoints_s = 0;
   runs.push_back(variant);
 
   std::printf("%zu jobs of %s on %lld GPUs\n", jobs->size(), path.c_str(),

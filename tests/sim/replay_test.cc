@@ -110,18 +110,58 @@ TEST(Replay, LasFreePreemptionKeepsAllWork) {
   EXPECT_DOUBLE_EQ(r->metrics.gpu_hours_lost_to_preemption, 0);
 }
 
-// The default preempts by LAS level, but only a victim that loses at most 250 s of work: at
-// 4,000 L has run 400 s since its checkpoint at 3,600, so S waits; the host runs a cycle every
-// 300 s while jobs wait, and at 5,500 (100 s past L's checkpoint at 5,400) S evicts L.
-TEST(Replay, DefaultPreemptsVictimsThatHaveJustCheckpointed) {
-  auto r = RunReplay(Named("default", kOneNode), {J(0, 8, 10000, "a"), J(4000, 1, 100, "a")});
+// The default preempts by LAS level, but only a victim that loses at most 120 s of work: at
+// 4,000 L (level 2, 8 GPUs, so it keeps the boost: priority -1) has run 400 s since its
+// checkpoint at 3,600, so S (level 0, priority 0) waits. L's next checkpoint is at 5,400, and
+// the host runs a cycle then (wake_up_at_checkpoints_s): S evicts L at 5,400, when L loses no
+// work, only its 60 s restore. Without the wake-ups the cycles every 300 s from 4,000 find L at
+// 5,500, 100 s past its checkpoint.
+TEST(Replay, DefaultEvictsAVictimAtItsCheckpoint) {
+  const std::vector<TraceJob> jobs = {J(0, 8, 10000, "a"), J(4000, 1, 100, "a")};
+  const ReplayOptions options = Named("default", kOneNode);
+  ASSERT_EQ(options.wake_up_at_checkpoints_s, 60);
+  auto r = RunReplay(options, jobs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->jobs[1].first_start, 5400);
+  EXPECT_EQ(r->jobs[1].completion, 5500);
+  // L keeps 5,400 s of work, restarts at 5,500 and pays 60 s of restore.
+  EXPECT_EQ(r->jobs[0].completion, 5500 + 60 + 4600);
+  EXPECT_EQ(r->metrics.preemptions, 1);
+  EXPECT_DOUBLE_EQ(r->metrics.gpu_hours_lost_to_preemption, 8 * 60 / 3600.0);
+
+  ReplayOptions periodic = options;
+  periodic.wake_up_at_checkpoints_s = 0;
+  auto p = RunReplay(periodic, jobs);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->jobs[1].first_start, 5500);
+  EXPECT_EQ(p->jobs[0].completion, 5600 + 60 + 4600);
+  EXPECT_DOUBLE_EQ(p->metrics.gpu_hours_lost_to_preemption, 8 * 160 / 3600.0);
+}
+
+// A checkpoint wake-up comes no sooner than wake_up_at_checkpoints_s after the previous cycle.
+// No periodic cycles, victims losing at most 300 s. S arrives at 4,000, 400 s past L's
+// checkpoint; L's next one is at 5,400. With a gap of 1,500 s the wake-up is at 5,500, where L
+// has lost 100 s: S evicts it. With 1,800 s it is at 5,800, 400 s past the checkpoint, too late;
+// the next, at 7,600 (7,200 + 400), is too late again, and S waits for L's end at 10,000: a gap
+// above max_victim_lost_s can miss every checkpoint.
+TEST(Replay, CheckpointWakeUpsComeNoSoonerThanTheGap) {
+  const std::vector<TraceJob> jobs = {J(0, 8, 10000, "a"), J(4000, 1, 100, "a")};
+  ReplayOptions options = Named("default", kOneNode);
+  options.wake_up_every_s = 0;
+  options.policy.preemption.max_victim_lost_s = 300;
+  options.wake_up_at_checkpoints_s = 1500;
+  auto r = RunReplay(options, jobs);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->jobs[1].first_start, 5500);
-  EXPECT_EQ(r->jobs[1].completion, 5600);
-  // L keeps 5,400 s of work, loses 100 s, restarts at 5,600 and pays 60 s of restore.
-  EXPECT_EQ(r->jobs[0].completion, 5600 + 60 + 4600);
   EXPECT_EQ(r->metrics.preemptions, 1);
-  EXPECT_DOUBLE_EQ(r->metrics.gpu_hours_lost_to_preemption, 8 * 160 / 3600.0);
+  // At 0 (L arrives), 4,000 (S arrives), 5,500 (the wake-up) and 5,600 (S ends; L restarts).
+  EXPECT_EQ(r->metrics.cycles, 4);
+
+  options.wake_up_at_checkpoints_s = 1800;
+  auto late = RunReplay(options, jobs);
+  ASSERT_TRUE(late.ok()) << late.status();
+  EXPECT_EQ(late->jobs[1].first_start, 10000);
+  EXPECT_EQ(late->metrics.preemptions, 0);
 }
 
 // Under `guarantees` the reclaim rules hold across virtual clusters: S's cluster "b" is
@@ -136,14 +176,14 @@ TEST(Replay, GuaranteesKeepsAnotherClustersGuarantee) {
 }
 
 // `default` is 2D-LAS over every cluster: the same S of another cluster evicts L as in
-// DefaultPreemptsVictimsThatHaveJustCheckpointed. Neither gets the fair-share boost: "b" is
+// DefaultEvictsAVictimAtItsCheckpoint. Neither gets the fair-share boost: "b" is
 // entitled to about 10 milli-GPUs (its share of the demand, 100 of 80,100 GPU-s), less than S's
 // GPU, and "a" holds all 8 GPUs, more than its 7.99.
 TEST(Replay, DefaultPreemptsAcrossClusters) {
   auto r = RunReplay(Named("default", kOneNode), {J(0, 8, 10000, "a"), J(4000, 1, 100, "b")});
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->jobs[1].first_start, 5500);
-  EXPECT_EQ(r->jobs[0].completion, 5600 + 60 + 4600);
+  EXPECT_EQ(r->jobs[1].first_start, 5400);
+  EXPECT_EQ(r->jobs[0].completion, 5500 + 60 + 4600);
   EXPECT_EQ(r->metrics.preemptions, 1);
 }
 
@@ -160,7 +200,7 @@ TEST(Replay, FairShareBoostServesTheClusterBelowItsEntitlement) {
   jobs.push_back(J(20, 1, 100, "b"));  // Y, index 9
   jobs.push_back(J(100000, 8, 50000, "b"));
   ReplayOptions boosted = Named("default", kOneNode);
-  ASSERT_EQ(boosted.fair_share_boost_half_levels, 2);
+  ASSERT_EQ(boosted.fair_share_boost_half_levels, 3);
   auto r = RunReplay(boosted, jobs);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->jobs[9].first_start, 1000);
@@ -204,33 +244,37 @@ TEST(Replay, BadFairShareBoostIsInvalidArgument) {
 }
 
 // `default` keeps the boost of a running job of a whole node (boost_kept_from_gpus 8). P (1 GPU
-// of "b") runs from 0; L (8 GPUs of "a") arrives at 10, at level 0, and evicts P at 3,610, the
-// first cycle (every 300 s from 10) where P has run an hour and lost at most 250 s (10 s since
-// its checkpoint at 3,600). P waits at level 1 (3,610 GPU-s). Equal demand makes "a" entitled
-// to 7.11 GPUs and "b" to 0.89: neither is within its entitlement, so with no kept boost L (level
-// 2 from 4,510) is below P and P evicts it at 7,210 (L's hour, 0 s since its checkpoint at
-// 3,600 s of work). With the boost kept L ranks as P does and runs to its end at 103,610.
+// of "b") runs from 0; L (8 GPUs of "a") arrives at 10, at level 0. Equal demand makes "a"
+// entitled to 7.11 GPUs and "b" to 0.89: neither is within its entitlement, so neither gets the
+// boost for fair share. From 3,250 s P is at level 1 (priority -2), below L (0); at the cycle of
+// 3,310 (every 300 s from 10) P's next checkpoint, at 3,600, is its first after an hour of run,
+// so the host wakes then (wake_up_at_checkpoints_s) and L evicts P, which loses no work. P
+// waits at level 1. With the boost kept, L (level 2 from 4,500, priority -4 + 3) stays above P
+// and runs to its end at 103,600. Without it L is at -4, below P: the first cycle at one of
+// L's checkpoints after its hour is the periodic one at 7,200 (the checkpoint wake-ups look at
+// each job's next checkpoint only, and L's next one after the cycles of 4,500-5,100 is at 5,400,
+// before its hour), where P evicts L, losing nothing but the restore.
 TEST(Replay, DefaultKeepsTheBoostOfAWholeNodeJob) {
   const std::vector<TraceJob> jobs = {J(0, 1, 100000, "b"), J(10, 8, 100000, "a")};
   ReplayOptions kept = Named("default", kOneNode);
   ASSERT_EQ(kept.boost_kept_from_gpus, 8);
   auto r = RunReplay(kept, jobs);
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->jobs[1].first_start, 3610);
-  EXPECT_EQ(r->jobs[1].completion, 103610);
-  EXPECT_EQ(r->jobs[0].completion, 103610 + 60 + 100000 - 3600);
+  EXPECT_EQ(r->jobs[1].first_start, 3600);
+  EXPECT_EQ(r->jobs[1].completion, 103600);
+  EXPECT_EQ(r->jobs[0].completion, 103600 + 60 + 100000 - 3600);
   EXPECT_EQ(r->metrics.preemptions, 1);
 
   ReplayOptions not_kept = kept;
   not_kept.boost_kept_from_gpus = 0;
   auto n = RunReplay(not_kept, jobs);
   ASSERT_TRUE(n.ok()) << n.status();
-  EXPECT_EQ(n->jobs[1].first_start, 3610);
+  EXPECT_EQ(n->jobs[1].first_start, 3600);
   EXPECT_EQ(n->metrics.preemptions, 2);
-  // P evicts L at 7,210 and runs its 96,400 s left after its restore; L (its 3,600 s of work
+  // P evicts L at 7,200 and runs its 96,400 s left after its restore; L (its 3,600 s of work
   // kept) ranks with P once P reaches level 2, so it waits for P's end.
-  EXPECT_EQ(n->jobs[0].completion, 7210 + 60 + 96400);
-  EXPECT_EQ(n->jobs[1].completion, 7210 + 60 + 96400 + 60 + 96400);
+  EXPECT_EQ(n->jobs[0].completion, 7200 + 60 + 96400);
+  EXPECT_EQ(n->jobs[1].completion, 7200 + 60 + 96400 + 60 + 96400);
 }
 
 // One test per kind of bad boost_kept_from_gpus: negative, above 2^20, and set without a boost.
@@ -266,6 +310,7 @@ TEST(Replay, FairShareHistoryServesTheClusterThatHadLess) {
   ReplayOptions history = Named("default", kOneNode);
   ASSERT_EQ(history.fair_share_history_hours, 168);
   history.policy.preemption.enabled = false;
+  history.wake_up_at_checkpoints_s = 0;
   auto r = RunReplay(history, jobs);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->jobs[3].first_start, 7200);
@@ -293,6 +338,27 @@ TEST(Replay, BadFairShareHistoryHoursIsInvalidArgument) {
   no_boost.fair_share_boost_half_levels = 0;
   no_boost.boost_kept_from_gpus = 0;
   EXPECT_TRUE(InvalidArgumentNaming(no_boost, "fair_share_history_hours: needs a boost"));
+}
+
+// One test per kind of bad wake_up_at_checkpoints_s: negative, above a day, set without
+// preemption, without checkpoints, and under free preemption.
+TEST(Replay, BadWakeUpAtCheckpointsIsInvalidArgument) {
+  ReplayOptions negative = Named("default", kOneNode);
+  negative.wake_up_at_checkpoints_s = -1;
+  EXPECT_TRUE(
+      InvalidArgumentNaming(negative, "wake_up_at_checkpoints_s: must be in [0, 86400], got -1"));
+  ReplayOptions huge = Named("default", kOneNode);
+  huge.wake_up_at_checkpoints_s = 86401;
+  EXPECT_TRUE(InvalidArgumentNaming(huge, "got 86401"));
+  ReplayOptions fifo = Named("fifo", kOneNode);
+  fifo.wake_up_at_checkpoints_s = 60;
+  EXPECT_TRUE(InvalidArgumentNaming(fifo, "wake_up_at_checkpoints_s: needs preemption"));
+  ReplayOptions no_checkpoints = Named("default", kOneNode);
+  no_checkpoints.checkpoint_interval_s = 0;
+  EXPECT_TRUE(InvalidArgumentNaming(no_checkpoints, "wake_up_at_checkpoints_s: needs checkpoints"));
+  ReplayOptions costless = Named("las-free", kOneNode);
+  costless.wake_up_at_checkpoints_s = 60;
+  EXPECT_TRUE(InvalidArgumentNaming(costless, "free_preemption off"));
 }
 
 TEST(Replay, DefaultOrdersByLasThenFifo) {

@@ -260,6 +260,16 @@ struct ReplayOptions {
   // without an arrival or completion (0: cycles only at arrivals and completions). A policy that
   // waits for victims to checkpoint (max_victim_lost_s) needs it: a checkpoint is not an event.
   int64_t wake_up_every_s = 0;
+  // While jobs wait, the host also runs a cycle when a running job checkpoints, if a job that
+  // the previous cycle left pending outranks it (a higher priority in that cycle's snapshot) and
+  // it will have run the policy's min_victim_run_s since it last started: the moment it is the
+  // cheapest victim it will be (no work lost, only its restore). Such a cycle comes no sooner
+  // than this many seconds after the previous one, so that one cycle takes the checkpoints of
+  // many jobs; a job that checkpointed in between has lost at most this much work by then, so
+  // a value at or below max_victim_lost_s keeps it a victim (docs/replay.md, "Waking at
+  // checkpoints"). 0: off. In [0, 86400]; when set, needs preemption (policy.preemption.enabled)
+  // and checkpoints (checkpoint_interval_s > 0, free_preemption off).
+  int64_t wake_up_at_checkpoints_s = 0;
   // Width of the buckets of ReplayResult::series, in seconds (> 0). One hour by default.
   int64_t series_bucket_s = 3600;
   // Labels and budgets of the virtual clusters' queues (at most one entry per cluster).

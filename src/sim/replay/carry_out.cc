@@ -1,7 +1,6 @@
 // Carrying out a cycle's decisions in the replay (carry_out.h).
 #include "sim/replay/carry_out.h"
 
-#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -13,17 +12,6 @@
 
 namespace gpupool::sim::internal {
 namespace {
-
-// The index of a job the replay sent, from its id "j000042" (CycleSnapshot's templates).
-absl::StatusOr<int32_t> JobIndex(const std::string& id, const RunState& state) {
-  int32_t i = -1;
-  const char* end = id.data() + id.size();
-  if (id.size() < 2 || id[0] != 'j' || std::from_chars(id.data() + 1, end, i).ptr != end || i < 0 ||
-      i >= state.size()) {
-    return absl::InternalError(fmt::format("decision for unknown job {}", id));
-  }
-  return i;
-}
 
 // Why a job the engine stops without a beneficiary is stopped (see carry_out.h).
 enum class StopCause { kPreemption, kSpot, kMaintenance };

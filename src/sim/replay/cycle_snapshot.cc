@@ -2,6 +2,7 @@
 #include "sim/replay/cycle_snapshot.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -176,6 +177,16 @@ void CycleSnapshot::BuildNodes(int64_t now) {
     }
   }
   nodes_changed_ = false;
+}
+
+absl::StatusOr<int32_t> JobIndex(const std::string& id, const RunState& state) {
+  int32_t i = -1;
+  const char* end = id.data() + id.size();
+  if (id.size() < 2 || id[0] != 'j' || std::from_chars(id.data() + 1, end, i).ptr != end || i < 0 ||
+      i >= state.size()) {
+    return absl::InternalError(fmt::format("decision for unknown job {}", id));
+  }
+  return i;
 }
 
 bool CycleSnapshot::WorthScheduling(const RunState& state) const {

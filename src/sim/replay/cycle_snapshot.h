@@ -30,9 +30,11 @@
 #define GPUPOOL_SRC_SIM_REPLAY_CYCLE_SNAPSHOT_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "gpupool/decisions.h"
 #include "gpupool/job.h"
 #include "gpupool/sim/replay.h"
@@ -43,6 +45,10 @@
 #include "sim/replay/tenants.h"
 
 namespace gpupool::sim::internal {
+
+// The index in `state` of a job the replay sent, from its id "j000042" (the templates' ids);
+// Internal for any other id (a decision naming a job the replay did not send is a bug).
+absl::StatusOr<int32_t> JobIndex(const std::string& id, const RunState& state);
 
 class CycleSnapshot {
  public:

@@ -30,6 +30,9 @@ int64_t ReplayEvents::NextTime(int64_t last_time, bool jobs_waiting) const {
   if (wake_up_every_s_ > 0 && jobs_waiting && last_cycle_ != kNever) {
     t = std::min(t, std::max(last_time + 1, last_cycle_ + wake_up_every_s_));
   }
+  if (jobs_waiting && checkpoint_wake_up_ && *checkpoint_wake_up_ > last_time) {
+    t = std::min(t, *checkpoint_wake_up_);
+  }
   return t;
 }
 

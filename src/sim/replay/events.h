@@ -4,7 +4,9 @@
 //   - arrivals, at each job's submit time, in (submit time, input index) order;
 //   - wake-ups: while jobs wait, a cycle `wake_up_every_s` after the previous one even when
 //     nothing arrives or completes (ReplayOptions::wake_up_every_s; a checkpoint is not an
-//     event, so a policy that waits for victims to checkpoint needs them).
+//     event, so a policy that waits for victims to checkpoint needs them), and at the moment
+//     the driver sets after each cycle (ReplayOptions::wake_up_at_checkpoints_s,
+//     checkpoint_wake_ups.h);
 // Time never goes backwards: a wake-up is at least one second after the last event handled.
 //
 //   - pool events (pool_events.h): failures and repairs of GPUs and nodes, maintenance windows,
@@ -59,6 +61,8 @@ class ReplayEvents {
   void CancelCompletion(int64_t t, int32_t job) { completions_.erase({t, job}); }
   // A scheduling cycle ran at `t`: the next wake-up is counted from it.
   void CycleRanAt(int64_t t) { last_cycle_ = t; }
+  // While jobs wait, also a cycle at `t` (none: no such wake-up), until the next call.
+  void SetCheckpointWakeUp(std::optional<int64_t> t) { checkpoint_wake_up_ = t; }
 
  private:
   static constexpr int64_t kNever = std::numeric_limits<int64_t>::min();
@@ -69,6 +73,7 @@ class ReplayEvents {
   std::set<std::pair<int64_t, int32_t>> completions_;  // (time, job)
   int64_t wake_up_every_s_;
   int64_t last_cycle_ = kNever;
+  std::optional<int64_t> checkpoint_wake_up_;
   PoolEvents* pool_ = nullptr;
 };
 

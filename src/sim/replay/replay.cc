@@ -37,6 +37,7 @@
 #include "sim/replay/apply_pool_event.h"
 #include "sim/replay/budgets.h"
 #include "sim/replay/carry_out.h"
+#include "sim/replay/checkpoint_wake_ups.h"
 #include "sim/replay/cycle_snapshot.h"
 #include "sim/replay/events.h"
 #include "sim/replay/ledger_recorder.h"
@@ -93,6 +94,22 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
   if (options.fair_share_history_hours > 0 && options.fair_share_boost_half_levels == 0) {
     return absl::InvalidArgumentError(
         "fair_share_history_hours: needs a boost (fair_share_boost_half_levels > 0)");
+  }
+
+  if (options.wake_up_at_checkpoints_s < 0 || options.wake_up_at_checkpoints_s > 86400) {
+    return absl::InvalidArgumentError(
+        fmt::format("wake_up_at_checkpoints_s: must be in [0, 86400], got {}",
+                    options.wake_up_at_checkpoints_s));
+  }
+  if (options.wake_up_at_checkpoints_s > 0 && !options.policy.preemption.enabled) {
+    return absl::InvalidArgumentError(
+        "wake_up_at_checkpoints_s: needs preemption (policy.preemption.enabled)");
+  }
+  if (options.wake_up_at_checkpoints_s > 0 &&
+      (options.checkpoint_interval_s <= 0 || options.free_preemption)) {
+    return absl::InvalidArgumentError(
+        "wake_up_at_checkpoints_s: needs checkpoints (checkpoint_interval_s > 0) and costed "
+        "preemption (free_preemption off)");
   }
 
   absl::StatusOr<internal::Tenants> tenants = internal::MakeTenants(jobs, pool.TotalGpus());
@@ -181,8 +198,8 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
         cycle.SetBudgetUsed(*used);
         budgets.CycleAt(t, *used);
       }
-      absl::StatusOr<Decisions> decisions =
-          Schedule(cycle.Build(t, state), scaler.PolicyAt(t, health));
+      const Snapshot& snapshot = cycle.Build(t, state);
+      absl::StatusOr<Decisions> decisions = Schedule(snapshot, scaler.PolicyAt(t, health));
       if (!decisions.ok()) {
         return absl::InternalError(
             fmt::format("Schedule() at {}: {}", t, decisions.status().ToString()));
@@ -193,6 +210,11 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
       if (absl::Status carried = internal::CarryOutDecisions(*decisions, t, targets);
           !carried.ok()) {
         return carried;
+      }
+      if (options.wake_up_at_checkpoints_s > 0) {
+        events.SetCheckpointWakeUp(internal::NextCheckpointWakeUp(
+            snapshot, *decisions, state, targets.checkpoints,
+            options.policy.preemption.min_victim_run_s, options.wake_up_at_checkpoints_s));
       }
       if (absl::Status scaled = scaler.Apply(*decisions, t, targets); !scaled.ok()) return scaled;
     }

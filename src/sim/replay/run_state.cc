@@ -47,6 +47,12 @@ std::optional<int64_t> CheckpointModel::LastCheckpointTime(const JobRun& job, in
   return std::nullopt;
 }
 
+std::optional<int64_t> CheckpointModel::NextCheckpointTime(const JobRun& job, int64_t now) const {
+  if (free_ || interval_s_ <= 0) return std::nullopt;
+  const int64_t next = (WorkAt(job, now) / interval_s_ + 1) * interval_s_;
+  return job.run_start + job.restore_due + (next - job.work_base);
+}
+
 int64_t CheckpointModel::FailureKeptWork(const JobRun& job, int64_t now) const {
   const int64_t work = WorkAt(job, now);
   const int64_t multiple = interval_s_ > 0 ? work / interval_s_ * interval_s_ : 0;

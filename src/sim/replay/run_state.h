@@ -70,6 +70,10 @@ class CheckpointModel {
   // interval during this run, or its start when it resumed from a checkpoint and has not
   // written one since; none when it has never checkpointed.
   std::optional<int64_t> LastCheckpointTime(const JobRun& job, int64_t now) const;
+  // The first time after `now` at which a running job's work reaches the next multiple of the
+  // interval (its restore, if it is paying one, comes first); none under free preemption or
+  // without checkpoints.
+  std::optional<int64_t> NextCheckpointTime(const JobRun& job, int64_t now) const;
 
   // A failure is never free: of a running job's work at `now` it keeps what it really
   // checkpointed, the work its run resumed from (a checkpoint, or under free preemption the

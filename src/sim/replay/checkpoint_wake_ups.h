@@ -1,0 +1,40 @@
+// Wake-ups at victims' checkpoints (ReplayOptions::wake_up_at_checkpoints_s).
+//
+// A policy that evicts only victims losing little work (PreemptionOptions::max_victim_lost_s)
+// finds a running job at its cheapest the moment it checkpoints: it then loses no work, only its
+// restore. A checkpoint is not an event of the replay, so without a cycle at that moment a
+// waiting job either evicts later, at a price, or waits for a cycle that comes by chance. After
+// each cycle the driver asks for the next moment worth a cycle of its own: the next checkpoint
+// of a running job that some job the cycle left pending outranks (a higher priority in the
+// cycle's snapshot: the only jobs such a job may evict in its own queue) and that will by then
+// have run the policy's min_victim_run_s since it last started. Not sooner than `gap_s` after the
+// cycle, though: one such cycle then takes the checkpoints of every job that checkpointed in
+// between, and each of those has lost at most `gap_s` of work by then.
+//
+// Not API: one of the parts RunReplay() (replay.cc) is built from.
+#ifndef GPUPOOL_SRC_SIM_REPLAY_CHECKPOINT_WAKE_UPS_H_
+#define GPUPOOL_SRC_SIM_REPLAY_CHECKPOINT_WAKE_UPS_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "gpupool/decisions.h"
+#include "gpupool/snapshot.h"
+#include "sim/replay/run_state.h"
+
+namespace gpupool::sim::internal {
+
+// The next checkpoint wake-up after the cycle of `snapshot` (at snapshot.now), whose `decisions`
+// have been carried out on `state`: the earliest next checkpoint (CheckpointModel::
+// NextCheckpointTime) of a job running in `state`, before its completion, whose priority in
+// `snapshot` is below that of a job pending in `snapshot` that `decisions` do not start, and
+// that has run `min_victim_run_s` since its start by then; but at least snapshot.now + gap_s.
+// None when no job waits or no running job qualifies.
+std::optional<int64_t> NextCheckpointWakeUp(const Snapshot& snapshot, const Decisions& decisions,
+                                            const RunState& state,
+                                            const CheckpointModel& checkpoints,
+                                            int64_t min_victim_run_s, int64_t gap_s);
+
+}  // namespace gpupool::sim::internal
+
+#endif  // GPUPOOL_SRC_SIM_REPLAY_CHECKPOINT_WAKE_UPS_H_
