@@ -267,8 +267,9 @@ struct ReplayOptions {
   // than this many seconds after the previous one, so that one cycle takes the checkpoints of
   // many jobs; a job that checkpointed in between has lost at most this much work by then, so
   // a value at or below max_victim_lost_s keeps it a victim (docs/replay.md, "Waking at
-  // checkpoints"). 0: off. In [0, 86400]; when set, needs preemption (policy.preemption.enabled)
-  // and checkpoints (checkpoint_interval_s > 0, free_preemption off).
+  // victims' checkpoints"). Only each running job's next checkpoint is looked at. 0: off. In
+  // [0, 86400]; when set, needs preemption (policy.preemption.enabled) and checkpoints
+  // (checkpoint_interval_s > 0, free_preemption off).
   int64_t wake_up_at_checkpoints_s = 0;
   // Width of the buckets of ReplayResult::series, in seconds (> 0). One hour by default.
   int64_t series_bucket_s = 3600;
