@@ -361,6 +361,63 @@ TEST(Replay, BadWakeUpAtCheckpointsIsInvalidArgument) {
   EXPECT_TRUE(InvalidArgumentNaming(costless, "free_preemption off"));
 }
 
+// ReplayOptions::starved_min_run_s keeps a job the starvation guard served from eviction. One
+// node, `default` (checkpoints every 1,800 s of work, 60 s restores, victims after 3,600 s of
+// running and at most 120 s past a checkpoint, the guard at 165,600 s of waiting).
+//   - L (8 GPUs, 173,600 s) starts at 0. A (8 GPUs, 168,400 s) arrives at 10 and evicts L at
+//     its checkpoint at 3,600 (L is level 2 from 900 s, priority -1 with the kept boost; A is
+//     level 0, priority 0).
+//   - L then waits behind A (both level 2, and A's run keeps the boost) until it starves. The
+//     periodic cycles come at 3,600 + 300k; A's checkpoints at 3,600 + 1,800k, so at 171,000
+//     A is cheap and L's reservation drains it. L restarts at 171,000 with 3,600 s of work.
+//   - N (1 GPU, 100 s) arrives at 200,000 and outranks L (level 0 against L's -1).
+// With starved_min_run_s 2 days, L started after waiting 167,400 s (more than the bound) and
+// stays until 171,000 + 172,800: it runs to its end at 171,060 + 170,000 = 341,060. A, starving
+// by then, goes next and ends at 341,060 + 60 + 1,000 = 342,120; N starts then. Without it N
+// evicts L at L's next checkpoint after 200,000 (171,060 + 1,800m - 3,600 = 201,660) and runs at
+// once, and L, evicted twice, ends at 201,760 + 60 + 139,400 = 341,220.
+TEST(Replay, StarvedMinRunKeepsAJobServedForStarving) {
+  const std::vector<TraceJob> jobs = {J(0, 8, 173600, "a"), J(10, 8, 168400, "a"),
+                                      J(200000, 1, 100, "a")};
+  ReplayOptions options = Named("default", kOneNode);
+  ASSERT_EQ(options.policy.starvation_bound_s, 165600);
+  options.starved_min_run_s = 2 * 86400;
+  auto r = RunReplay(options, jobs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->jobs[0].completion, 341060);
+  EXPECT_EQ(r->jobs[0].preemptions, 1);
+  EXPECT_EQ(r->jobs[1].first_start, 3600);
+  EXPECT_EQ(r->jobs[1].completion, 342120);
+  EXPECT_EQ(r->jobs[1].preemptions, 1);
+  EXPECT_EQ(r->jobs[2].first_start, 342120);
+  EXPECT_EQ(r->metrics.preemptions, 2);
+
+  options.starved_min_run_s = 0;
+  auto without = RunReplay(options, jobs);
+  ASSERT_TRUE(without.ok()) << without.status();
+  EXPECT_EQ(without->jobs[2].first_start, 201660);
+  EXPECT_EQ(without->jobs[0].preemptions, 2);
+  EXPECT_EQ(without->jobs[0].completion, 341220);
+  EXPECT_EQ(without->metrics.preemptions, 3);
+}
+
+TEST(Replay, BadStarvedMinRunIsInvalidArgument) {
+  ReplayOptions negative = Named("default", kOneNode);
+  negative.starved_min_run_s = -1;
+  EXPECT_TRUE(
+      InvalidArgumentNaming(negative, "starved_min_run_s: must be in [0, 31536000], got -1"));
+  ReplayOptions huge = Named("default", kOneNode);
+  huge.starved_min_run_s = 365 * 86400 + 1;
+  EXPECT_TRUE(InvalidArgumentNaming(huge, "got 31536001"));
+  ReplayOptions fifo = Named("fifo", kOneNode);
+  fifo.starved_min_run_s = 3600;
+  EXPECT_TRUE(InvalidArgumentNaming(fifo, "starved_min_run_s: needs preemption"));
+  ReplayOptions unbounded = Named("default", kOneNode);
+  unbounded.policy.starvation_bound_s = 0;
+  unbounded.starved_min_run_s = 3600;
+  EXPECT_TRUE(InvalidArgumentNaming(unbounded, "a starvation bound"));
+}
+
 TEST(Replay, DefaultOrdersByLasThenFifo) {
   // FIFO within a LAS level: B (8 GPUs, submitted at 10) and X (1 GPU, at 20) are both level 0
   // when A ends at 100; B goes first and X, with no GPU left, waits for it.

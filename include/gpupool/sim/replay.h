@@ -262,15 +262,25 @@ struct ReplayOptions {
   int64_t wake_up_every_s = 0;
   // While jobs wait, the host also runs a cycle when a running job checkpoints, if a job that
   // the previous cycle left pending outranks it (a higher priority in that cycle's snapshot) and
-  // it will have run the policy's min_victim_run_s since it last started: the moment it is the
-  // cheapest victim it will be (no work lost, only its restore). Such a cycle comes no sooner
-  // than this many seconds after the previous one, so that one cycle takes the checkpoints of
-  // many jobs; a job that checkpointed in between has lost at most this much work by then, so
-  // a value at or below max_victim_lost_s keeps it a victim (docs/replay.md, "Waking at
-  // victims' checkpoints"). Only each running job's next checkpoint is looked at. 0: off. In
-  // [0, 86400]; when set, needs preemption (policy.preemption.enabled) and checkpoints
-  // (checkpoint_interval_s > 0, free_preemption off).
+  // it will have run the policy's min_victim_run_s (and starved_min_run_s, below, if it applies)
+  // since it last started: the moment it is the cheapest victim it will be (no work lost, only
+  // its restore). Such a cycle comes no sooner than this many seconds after the previous one, so
+  // that one cycle takes the checkpoints of many jobs; a job that checkpointed in between has
+  // lost at most this much work by then, so a value at or below max_victim_lost_s keeps it a
+  // victim (docs/replay.md, "Waking at victims' checkpoints"). Only each running job's next
+  // checkpoint is looked at. 0: off. In [0, 86400]; when set, needs preemption
+  // (policy.preemption.enabled) and checkpoints (checkpoint_interval_s > 0, free_preemption
+  // off).
   int64_t wake_up_at_checkpoints_s = 0;
+  // A job that waited longer than the policy's starvation_bound_s before it started (one the
+  // starvation guard served) is not evicted until it has run this many seconds since: the host
+  // sets its Job::min_runtime_s, which holds against every eviction, a starving job's drain
+  // included. Without it such a job, back at its 2D-LAS level once it runs, goes at its first
+  // cheap moment to a newcomer or to the next starving job's drain, waits out the bound again,
+  // and what was evicted to start it is lost for nothing (docs/replay.md, "Protecting a job
+  // served for starving"). 0: off. In [0, 31,536,000] (365 days); when set, needs preemption
+  // (policy.preemption.enabled) and a starvation bound (policy.starvation_bound_s > 0).
+  int64_t starved_min_run_s = 0;
   // Width of the buckets of ReplayResult::series, in seconds (> 0). One hour by default.
   int64_t series_bucket_s = 3600;
   // Labels and budgets of the virtual clusters' queues (at most one entry per cluster).

@@ -37,7 +37,9 @@ std::optional<int64_t> NextCheckpointWakeUp(const Snapshot& snapshot, const Deci
     if (!i.ok() || state.job(*i).phase != Phase::kRunning) continue;
     const JobRun& run = state.job(*i);
     const std::optional<int64_t> at = checkpoints.NextCheckpointTime(run, snapshot.now);
-    if (!at || *at >= run.completion || *at - run.run_start < min_victim_run_s) continue;
+    // The engine's own minimum: the policy's, or the job's when the host set one.
+    const int64_t min_run = std::max(min_victim_run_s, job.min_runtime_s);
+    if (!at || *at >= run.completion || *at - run.run_start < min_run) continue;
     if (!earliest || *at < *earliest) earliest = *at;
   }
   if (!earliest) return std::nullopt;

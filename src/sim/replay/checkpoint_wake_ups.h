@@ -7,7 +7,8 @@
 // each cycle the driver asks for the next moment worth a cycle of its own: the next checkpoint
 // of a running job that some job the cycle left pending outranks (a higher priority in the
 // cycle's snapshot: the only jobs such a job may evict in its own queue) and that will by then
-// have run the policy's min_victim_run_s since it last started. Not sooner than `gap_s` after the
+// have run the policy's min_victim_run_s (or its own min_runtime_s, if longer) since it last
+// started. Not sooner than `gap_s` after the
 // cycle, though: one such cycle then takes the checkpoints of every job that checkpointed in
 // between, and each of those has lost at most `gap_s` of work by then.
 //
@@ -28,7 +29,8 @@ namespace gpupool::sim::internal {
 // have been carried out on `state`: the earliest next checkpoint (CheckpointModel::
 // NextCheckpointTime) of a job running in `state`, before its completion, whose priority in
 // `snapshot` is below that of a job pending in `snapshot` that `decisions` do not start, and
-// that has run `min_victim_run_s` since its start by then; but at least snapshot.now + gap_s.
+// that has run `min_victim_run_s`, and its Job::min_runtime_s in `snapshot`, since its start by
+// then; but at least snapshot.now + gap_s.
 // None when no job waits or no running job qualifies.
 std::optional<int64_t> NextCheckpointWakeUp(const Snapshot& snapshot, const Decisions& decisions,
                                             const RunState& state,

@@ -272,6 +272,11 @@ void CycleSnapshot::AddRunning(int64_t now, const RunState& state) {
     job.start_time = run.run_start;
     job.placements = run.placements;
     job.attained_service_s = service;
+    // A job the starvation guard served (ReplayOptions::starved_min_run_s) stays a while.
+    if (options_.starved_min_run_s > 0 &&
+        run.run_start - run.pending_since > options_.policy.starvation_bound_s) {
+      job.min_runtime_s = options_.starved_min_run_s;
+    }
     job.checkpointing.interval_s = checkpoints_.interval_s();
     job.checkpointing.restore_time_s = checkpoints_.RestoreCost();
     job.checkpointing.last_checkpoint_time = checkpoints_.LastCheckpointTime(run, now);

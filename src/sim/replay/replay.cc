@@ -111,6 +111,16 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
         "wake_up_at_checkpoints_s: needs checkpoints (checkpoint_interval_s > 0) and costed "
         "preemption (free_preemption off)");
   }
+  if (options.starved_min_run_s < 0 || options.starved_min_run_s > 365 * 86400) {
+    return absl::InvalidArgumentError(fmt::format(
+        "starved_min_run_s: must be in [0, 31536000], got {}", options.starved_min_run_s));
+  }
+  if (options.starved_min_run_s > 0 &&
+      (!options.policy.preemption.enabled || options.policy.starvation_bound_s <= 0)) {
+    return absl::InvalidArgumentError(
+        "starved_min_run_s: needs preemption (policy.preemption.enabled) and a starvation bound "
+        "(policy.starvation_bound_s > 0)");
+  }
 
   absl::StatusOr<internal::Tenants> tenants = internal::MakeTenants(jobs, pool.TotalGpus());
   if (!tenants.ok()) return tenants.status();
