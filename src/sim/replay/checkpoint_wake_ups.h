@@ -8,9 +8,9 @@
 // of a running job that some job the cycle left pending outranks (a higher priority in the
 // cycle's snapshot: the only jobs such a job may evict in its own queue) and that will by then
 // have run the policy's min_victim_run_s (or its own min_runtime_s, if longer) since it last
-// started. Not sooner than `gap_s` after the
-// cycle, though: one such cycle then takes the checkpoints of every job that checkpointed in
-// between, and each of those has lost at most `gap_s` of work by then.
+// started. Not sooner than `gap_s` after the cycle, though: one such cycle then takes the
+// checkpoints of every job that checkpointed in between, and each of those has lost at most
+// `gap_s` of work by then.
 //
 // Not API: one of the parts RunReplay() (replay.cc) is built from.
 #ifndef GPUPOOL_SRC_SIM_REPLAY_CHECKPOINT_WAKE_UPS_H_
