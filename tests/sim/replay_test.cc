@@ -164,6 +164,39 @@ TEST(Replay, CheckpointWakeUpsComeNoSoonerThanTheGap) {
   EXPECT_EQ(late->metrics.preemptions, 0);
 }
 
+// A reservation that drains its nodes for a starving job (preemption.starving_drain) wakes the
+// host at the checkpoints of the jobs on them, whatever their priority. One node, `default`
+// with a periodic cycle every 7,000 s, so that the cycles fall off the checkpoints:
+//   - L (8 GPUs, 17,200 s) starts at 0. A (8 GPUs, 200,000 s) arrives at 10 (level 0,
+//     priority 0, below L's 3: L is level 0 with the kept boost). At the periodic cycle at
+//     7,010 L is level 2 (priority -1) but 1,610 s past its checkpoint; A evicts it at the
+//     wake-up at L's checkpoint at 7,200 (L keeps 7,200 s of work).
+//   - L waits (priority -4, below running A's -1 with the kept boost) and starves after
+//     7,200 + 165,600 = 172,800. The periodic cycles come at 7,200 + 7,000k; at 175,200 L gets
+//     a reservation that drains the node, but A is 600 s past its checkpoint at 174,600.
+//   - The host wakes at A's next checkpoint, 176,400: A goes, losing only its restore, and L
+//     restarts, ending at 176,400 + 60 + 10,000 = 186,460; A (30,800 s left) then ends at
+//     186,460 + 60 + 30,800 = 217,320.
+// Before the wake-ups counted the drain, the periodic cycles found A 400 s and 200 s past its
+// checkpoints at 182,200 and 189,200 and drained it only at 196,200 (7,200 + 7,000 x 27, a
+// checkpoint by chance): L waited 19,800 s more and ended at 206,260.
+TEST(Replay, StarvingDrainWakesAtTheCheckpointsOfTheJobsInItsWay) {
+  const std::vector<TraceJob> jobs = {J(0, 8, 17200, "a"), J(10, 8, 200000, "a")};
+  ReplayOptions options = Named("default", kOneNode);
+  ASSERT_EQ(options.policy.starvation_bound_s, 165600);
+  ASSERT_TRUE(options.policy.preemption.starving_drain);
+  options.wake_up_every_s = 7000;
+  auto r = RunReplay(options, jobs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->jobs[1].first_start, 7200);
+  EXPECT_EQ(r->jobs[0].completion, 186460);
+  EXPECT_EQ(r->jobs[0].preemptions, 1);
+  EXPECT_EQ(r->jobs[1].completion, 217320);
+  EXPECT_EQ(r->jobs[1].preemptions, 1);
+  // Each eviction at a checkpoint: only the 60 s restore on 8 GPUs.
+  EXPECT_DOUBLE_EQ(r->metrics.gpu_hours_lost_to_preemption, 2 * 8 * 60 / 3600.0);
+}
+
 // Under `guarantees` the reclaim rules hold across virtual clusters: S's cluster "b" is
 // guaranteed almost nothing (its share of the demand), so it would borrow, and L's cluster "a"
 // would drop below its guarantee. S waits for L.
@@ -375,7 +408,11 @@ TEST(Replay, BadWakeUpAtCheckpointsIsInvalidArgument) {
 // stays until 171,000 + 172,800: it runs to its end at 171,060 + 170,000 = 341,060. A, starving
 // by then, goes next and ends at 341,060 + 60 + 1,000 = 342,120; N starts then. Without it N
 // evicts L at L's next checkpoint after 200,000 (171,060 + 1,800m - 3,600 = 201,660) and runs at
-// once, and L, evicted twice, ends at 201,760 + 60 + 139,400 = 341,220.
+// once; L restarts when N ends, at 201,760, with 34,200 s of work (139,400 left), and checkpoints
+// at 201,820 + 1,800m. A, pending since 171,000, starves after 336,600; at the periodic cycle at
+// 336,760 its reservation drains the node, and the host wakes at L's next checkpoint, 336,820:
+// L is evicted a third time, A ends at 336,820 + 60 + 1,000 = 337,880, and L at 337,880 + 60 +
+// 4,400 = 342,340.
 TEST(Replay, StarvedMinRunKeepsAJobServedForStarving) {
   const std::vector<TraceJob> jobs = {J(0, 8, 173600, "a"), J(10, 8, 168400, "a"),
                                       J(200000, 1, 100, "a")};
@@ -396,9 +433,10 @@ TEST(Replay, StarvedMinRunKeepsAJobServedForStarving) {
   auto without = RunReplay(options, jobs);
   ASSERT_TRUE(without.ok()) << without.status();
   EXPECT_EQ(without->jobs[2].first_start, 201660);
-  EXPECT_EQ(without->jobs[0].preemptions, 2);
-  EXPECT_EQ(without->jobs[0].completion, 341220);
-  EXPECT_EQ(without->metrics.preemptions, 3);
+  EXPECT_EQ(without->jobs[0].preemptions, 3);
+  EXPECT_EQ(without->jobs[1].completion, 337880);
+  EXPECT_EQ(without->jobs[0].completion, 342340);
+  EXPECT_EQ(without->metrics.preemptions, 4);
 }
 
 TEST(Replay, BadStarvedMinRunIsInvalidArgument) {

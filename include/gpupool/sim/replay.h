@@ -261,16 +261,18 @@ struct ReplayOptions {
   // waits for victims to checkpoint (max_victim_lost_s) needs it: a checkpoint is not an event.
   int64_t wake_up_every_s = 0;
   // While jobs wait, the host also runs a cycle when a running job checkpoints, if a job that
-  // the previous cycle left pending outranks it (a higher priority in that cycle's snapshot) and
-  // it will have run the policy's min_victim_run_s (and starved_min_run_s, below, if it applies)
-  // since it last started: the moment it is the cheapest victim it will be (no work lost, only
-  // its restore). Such a cycle comes no sooner than this many seconds after the previous one, so
-  // that one cycle takes the checkpoints of many jobs; a job that checkpointed in between has
-  // lost at most this much work by then, so a value at or below max_victim_lost_s keeps it a
-  // victim (docs/replay.md, "Waking at victims' checkpoints"). Only each running job's next
-  // checkpoint is looked at. 0: off. In [0, 86400]; when set, needs preemption
-  // (policy.preemption.enabled) and checkpoints (checkpoint_interval_s > 0, free_preemption
-  // off).
+  // the previous cycle left pending outranks it (a higher priority in that cycle's snapshot), or
+  // it runs on a node that the previous cycle reserved for a job waiting past the starvation
+  // bound (with policy.preemption.starving_drain, such a reservation evicts the jobs on its
+  // nodes as each becomes a cheap victim), and it will have run the policy's min_victim_run_s
+  // (and starved_min_run_s, below, if it applies) since it last started: the moment it is the
+  // cheapest victim it will be (no work lost, only its restore). Such a cycle comes no sooner
+  // than this many seconds after the previous one, so that one cycle takes the checkpoints of
+  // many jobs; a job that checkpointed in between has lost at most this much work by then, so a
+  // value at or below max_victim_lost_s keeps it a victim (docs/replay.md, "Waking at victims'
+  // checkpoints"). Only each running job's next checkpoint is looked at. 0: off. In [0, 86400];
+  // when set, needs preemption (policy.preemption.enabled) and checkpoints
+  // (checkpoint_interval_s > 0, free_preemption off).
   int64_t wake_up_at_checkpoints_s = 0;
   // A job that waited longer than the policy's starvation_bound_s before it started (one the
   // starvation guard served) is not evicted until it has run this many seconds since: the host

@@ -5,16 +5,51 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "sim/replay/cycle_snapshot.h"
 
 namespace gpupool::sim::internal {
+namespace {
+
+// Nodes of the reservations `decisions` make for jobs of `snapshot` waiting past the starvation
+// bound, sorted: with preemption.starving_drain (and starving_outrank) such a reservation evicts
+// every running job on them as each becomes a cheap victim.
+std::vector<std::string> NodesDrainedForStarvingJobs(const Snapshot& snapshot,
+                                                     const Decisions& decisions,
+                                                     const Policy& policy) {
+  std::vector<std::string> nodes;
+  const PreemptionOptions& preemption = policy.preemption;
+  if (policy.starvation_bound_s <= 0 || !preemption.starving_drain ||
+      !preemption.starving_outrank || decisions.reservations.empty()) {
+    return nodes;
+  }
+  std::vector<const std::string*> starving;
+  for (const Job& job : snapshot.jobs) {
+    if (job.state == JobState::kPending &&
+        snapshot.now - job.pending_since.value_or(job.submit_time) > policy.starvation_bound_s) {
+      starving.push_back(&job.id);
+    }
+  }
+  std::sort(starving.begin(), starving.end(),
+            [](const std::string* a, const std::string* b) { return *a < *b; });
+  for (const ReserveDecision& reservation : decisions.reservations) {
+    const bool for_starving =
+        std::binary_search(starving.begin(), starving.end(), &reservation.job,
+                           [](const std::string* a, const std::string* b) { return *a < *b; });
+    if (for_starving) nodes.insert(nodes.end(), reservation.nodes.begin(), reservation.nodes.end());
+  }
+  std::sort(nodes.begin(), nodes.end());
+  return nodes;
+}
+
+}  // namespace
 
 std::optional<int64_t> NextCheckpointWakeUp(const Snapshot& snapshot, const Decisions& decisions,
                                             const RunState& state,
                                             const CheckpointModel& checkpoints,
-                                            int64_t min_victim_run_s, int64_t gap_s) {
+                                            const Policy& policy, int64_t gap_s) {
   // Decisions::starts is sorted by job id.
   auto started = [&](const std::string& id) {
     auto it = std::lower_bound(
@@ -29,16 +64,23 @@ std::optional<int64_t> NextCheckpointWakeUp(const Snapshot& snapshot, const Deci
     if (!top || job.priority > *top) top = job.priority;
   }
   if (!top) return std::nullopt;
+  const std::vector<std::string> drained = NodesDrainedForStarvingJobs(snapshot, decisions, policy);
+  auto on_drained_node = [&](const JobRun& run) {
+    return std::any_of(run.placements.begin(), run.placements.end(),
+                       [&](const ReplicaPlacement& p) {
+                         return std::binary_search(drained.begin(), drained.end(), p.node);
+                       });
+  };
   std::optional<int64_t> earliest;
   for (const Job& job : snapshot.jobs) {
-    if (job.priority >= *top) continue;
     // Jobs running now: those that ran on, and those the cycle started.
     const absl::StatusOr<int32_t> i = JobIndex(job.id, state);
     if (!i.ok() || state.job(*i).phase != Phase::kRunning) continue;
     const JobRun& run = state.job(*i);
+    if (job.priority >= *top && !on_drained_node(run)) continue;
     const std::optional<int64_t> at = checkpoints.NextCheckpointTime(run, snapshot.now);
     // The engine's own minimum: the policy's, or the job's when the host set one.
-    const int64_t min_run = std::max(min_victim_run_s, job.min_runtime_s);
+    const int64_t min_run = std::max(policy.preemption.min_victim_run_s, job.min_runtime_s);
     if (!at || *at >= run.completion || *at - run.run_start < min_run) continue;
     if (!earliest || *at < *earliest) earliest = *at;
   }

@@ -209,7 +209,8 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
         budgets.CycleAt(t, *used);
       }
       const Snapshot& snapshot = cycle.Build(t, state);
-      absl::StatusOr<Decisions> decisions = Schedule(snapshot, scaler.PolicyAt(t, health));
+      const Policy& policy = scaler.PolicyAt(t, health);
+      absl::StatusOr<Decisions> decisions = Schedule(snapshot, policy);
       if (!decisions.ok()) {
         return absl::InternalError(
             fmt::format("Schedule() at {}: {}", t, decisions.status().ToString()));
@@ -222,9 +223,9 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
         return carried;
       }
       if (options.wake_up_at_checkpoints_s > 0) {
-        events.SetCheckpointWakeUp(internal::NextCheckpointWakeUp(
-            snapshot, *decisions, state, targets.checkpoints,
-            options.policy.preemption.min_victim_run_s, options.wake_up_at_checkpoints_s));
+        events.SetCheckpointWakeUp(
+            internal::NextCheckpointWakeUp(snapshot, *decisions, state, targets.checkpoints, policy,
+                                           options.wake_up_at_checkpoints_s));
       }
       if (absl::Status scaled = scaler.Apply(*decisions, t, targets); !scaled.ok()) return scaled;
     }
