@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -371,6 +372,17 @@ TEST(Replay, BadFairShareHistoryHoursIsInvalidArgument) {
   no_boost.fair_share_boost_half_levels = 0;
   no_boost.boost_kept_from_gpus = 0;
   EXPECT_TRUE(InvalidArgumentNaming(no_boost, "fair_share_history_hours: needs a boost"));
+}
+
+// One test per kind of bad wake_up_every_s: negative, above a day (a sum with the cycle's time
+// that could overflow).
+TEST(Replay, BadWakeUpEveryIsInvalidArgument) {
+  ReplayOptions negative = Named("default", kOneNode);
+  negative.wake_up_every_s = -1;
+  EXPECT_TRUE(InvalidArgumentNaming(negative, "wake_up_every_s: must be in [0, 86400], got -1"));
+  ReplayOptions huge = Named("default", kOneNode);
+  huge.wake_up_every_s = std::numeric_limits<int64_t>::max();
+  EXPECT_TRUE(InvalidArgumentNaming(huge, "got 9223372036854775807"));
 }
 
 // One test per kind of bad wake_up_at_checkpoints_s: negative, above a day, set without

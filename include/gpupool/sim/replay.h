@@ -259,6 +259,7 @@ struct ReplayOptions {
   // While jobs wait, the host also runs a cycle this many seconds after the previous one, even
   // without an arrival or completion (0: cycles only at arrivals and completions). A policy that
   // waits for victims to checkpoint (max_victim_lost_s) needs it: a checkpoint is not an event.
+  // In [0, 86400].
   int64_t wake_up_every_s = 0;
   // While jobs wait, the host also runs a cycle when a running job checkpoints, if a job that
   // the previous cycle left pending outranks it (a higher priority in that cycle's snapshot), or

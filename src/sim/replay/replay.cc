@@ -96,6 +96,10 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
         "fair_share_history_hours: needs a boost (fair_share_boost_half_levels > 0)");
   }
 
+  if (options.wake_up_every_s < 0 || options.wake_up_every_s > 86400) {
+    return absl::InvalidArgumentError(
+        fmt::format("wake_up_every_s: must be in [0, 86400], got {}", options.wake_up_every_s));
+  }
   if (options.wake_up_at_checkpoints_s < 0 || options.wake_up_at_checkpoints_s > 86400) {
     return absl::InvalidArgumentError(
         fmt::format("wake_up_at_checkpoints_s: must be in [0, 86400], got {}",
