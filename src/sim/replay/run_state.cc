@@ -16,6 +16,16 @@ int64_t WorkAt(const JobRun& job, int64_t now) {
   return job.work_base + std::max<int64_t>(0, now - job.run_start - job.restore_due);
 }
 
+namespace {
+
+// When running job `job` reaches `work` seconds of work (at least its work_base): after its
+// restore, one second of work per second.
+int64_t TimeAtWork(const JobRun& job, int64_t work) {
+  return job.run_start + job.restore_due + (work - job.work_base);
+}
+
+}  // namespace
+
 int64_t ServiceAt(const JobRun& job, int64_t now) {
   return job.service_before + (job.phase == Phase::kRunning ? now - job.run_start : 0);
 }
@@ -39,18 +49,12 @@ int64_t CheckpointModel::PreemptionKeptWork(const JobRun& job, int64_t now) cons
 std::optional<int64_t> CheckpointModel::LastCheckpointTime(const JobRun& job, int64_t now) const {
   if (free_) return now;
   if (interval_s_ <= 0) return std::nullopt;
-  const int64_t checkpoint = WorkAt(job, now) / interval_s_ * interval_s_;
-  if (checkpoint > job.work_base) {
-    return job.run_start + job.restore_due + (checkpoint - job.work_base);
-  }
-  if (job.work_base > 0) return job.run_start;
-  return std::nullopt;
+  return FailureCheckpointTime(job, now);
 }
 
 std::optional<int64_t> CheckpointModel::NextCheckpointTime(const JobRun& job, int64_t now) const {
   if (free_ || interval_s_ <= 0) return std::nullopt;
-  const int64_t next = (WorkAt(job, now) / interval_s_ + 1) * interval_s_;
-  return job.run_start + job.restore_due + (next - job.work_base);
+  return TimeAtWork(job, (WorkAt(job, now) / interval_s_ + 1) * interval_s_);
 }
 
 int64_t CheckpointModel::FailureKeptWork(const JobRun& job, int64_t now) const {
@@ -63,7 +67,7 @@ std::optional<int64_t> CheckpointModel::FailureCheckpointTime(const JobRun& job,
                                                               int64_t now) const {
   const int64_t work = WorkAt(job, now);
   const int64_t multiple = interval_s_ > 0 ? work / interval_s_ * interval_s_ : 0;
-  if (multiple > job.work_base) return job.run_start + job.restore_due + (multiple - job.work_base);
+  if (multiple > job.work_base) return TimeAtWork(job, multiple);
   if (job.work_base > 0) return job.run_start;
   return std::nullopt;
 }
