@@ -131,6 +131,13 @@ struct PreemptionOptions {
   // nodes ends; the price is GPUs idle while they drain. Off: a reservation only waits for the
   // work on its nodes to end. Nothing happens without `enabled` and starvation_bound_s.
   bool starving_drain = false;
+  // With starving_drain: a starving job's reservation may also drain a job still inside its
+  // own min_runtime_s (every other rule above still holds). Such a job's node keeps ranking as
+  // freeing only when that minimum ends (stage 7 ranks nodes by when their work may go), so the
+  // reservation uses it only when no node frees sooner. min_runtime_s then keeps a job from
+  // every eviction but a starving job's with no earlier way in, and the starvation bound stays
+  // a promise. Off: min_runtime_s holds against the drain too.
+  bool starving_drain_past_min_runtime = false;
   // The first this many jobs of the cycle left pending for lack of room (in the order the cycle
   // considers them; a starving job counts among them) get a reservation that drains its nodes
   // as starving_drain does, whether they starve or not: the job at the head of the queue takes

@@ -254,6 +254,7 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
   if (policy.preemption.reclaim_lower_priority_only) h.Str("reclaim_lower_priority_only");
   if (!policy.preemption.starving_outrank) h.Str("no starving_outrank");
   if (policy.preemption.starving_drain) h.Str("starving_drain");
+  if (policy.preemption.starving_drain_past_min_runtime) h.Str("starving_drain_past_min_runtime");
   if (policy.preemption.drain_blocked_jobs != 0) {
     h.Str("drain_blocked_jobs");
     h.Int(policy.preemption.drain_blocked_jobs);

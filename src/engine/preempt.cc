@@ -10,6 +10,7 @@
 #include "internal/saturating.h"
 #include "internal/shortest_prefix.h"
 #include "lost_work.h"
+#include "order.h"
 
 namespace gpupool::internal {
 
@@ -73,9 +74,15 @@ bool PreemptionPlanner::MayDrain(int32_t j, int32_t v, const std::vector<int32_t
   // A job that started at this moment is not drained: not a start made earlier in the cycle
   // being settled (revoking it would leave whatever it evicted without a beneficiary), nor, so
   // that the next cycle at the same moment agrees, one the host has just applied.
-  if (index_.tentative(v) || rules_.taken(v) || !rules_.MayEvict(v)) return false;
+  const int64_t now = index_.snapshot().now;
+  const bool past_min_runtime =
+      options.starving_drain_past_min_runtime && Starving(*index_.job(j).job, policy_, now);
+  if (index_.tentative(v) || rules_.taken(v) ||
+      !(past_min_runtime ? rules_.MayEvictPastMinRuntime(v) : rules_.MayEvict(v))) {
+    return false;
+  }
   const Job& victim = *index_.job(v).job;
-  if (victim.start_time.value_or(index_.snapshot().now) >= index_.snapshot().now) return false;
+  if (victim.start_time.value_or(now) >= now) return false;
   const int32_t jq = index_.job(j).queue;
   const int32_t vq = index_.job(v).queue;
   if (jq == kNone || vq == kNone) return false;

@@ -68,7 +68,8 @@ class PreemptionPlanner {
   int64_t VictimCost(int32_t v) const { return rules_.VictimCost(v); }
   // May running job v be drained now for job j's reservation (preemption.starving_drain or
   // drain_blocked_jobs, reserve.h), together with the jobs already `drained` for it: it
-  // may be a victim (VictimRules::MayEvict, not yet taken), it is of j's queue with a lower
+  // may be a victim (VictimRules::MayEvict, not yet taken; MayEvictPastMinRuntime when j starves
+  // and preemption.starving_drain_past_min_runtime is on), it is of j's queue with a lower
   // priority than j preempts with, or of another queue that the cross-queue rules let go with
   // them. The caller marks it taken.
   bool MayDrain(int32_t j, int32_t v, const std::vector<int32_t>& drained) const;

@@ -44,14 +44,14 @@ bool VictimRules::MayEverEvict(int32_t v) const {
   return may_ever_evict_[v] != 0;
 }
 
-bool VictimRules::ComputeMayEverEvict(int32_t v) const {
+bool VictimRules::ComputeMayEverEvict(int32_t v, bool own_minimum) const {
   // A start made earlier in the cycle being settled may be revoked, whatever the job's rules:
   // it has not run.
   if (index_.tentative(v)) return true;
   const Job& victim = *index_.job(v).job;
   const int64_t now = index_.snapshot().now;
   const int64_t ran = now - victim.start_time.value_or(now);
-  if (!victim.preemptible || ran < victim.min_runtime_s) return false;
+  if (!victim.preemptible || (own_minimum && ran < victim.min_runtime_s)) return false;
   if (ran < policy_.preemption.min_victim_run_s) return false;
   // No job loses the same work twice: one that resumed stays until it has checkpointed since.
   if (RedoingLostWork(victim, now)) return false;

@@ -73,6 +73,11 @@ class VictimRules {
   // min_runtime_s and the policy's min_victim_run_s, not redoing lost work (it resumed and has
   // not checkpointed since), losing at most max_victim_lost_s. Cached.
   bool MayEverEvict(int32_t v) const;
+  // MayEvict() for a starving job's drain with preemption.starving_drain_past_min_runtime: the
+  // job's own min_runtime_s does not count; every other rule does.
+  bool MayEvictPastMinRuntime(int32_t v) const {
+    return !state_.OnHeldNode(v) && (MayEverEvict(v) || ComputeMayEverEvict(v, false));
+  }
   // Has running job v been evicted or shrunk in this cycle (it is no victim again)?
   bool taken(int32_t v) const { return taken_[v] != 0; }
   void NoteTaken(int32_t v) { taken_[v] = 1; }
@@ -182,7 +187,8 @@ class VictimRules {
   // The most milli-GPUs a plan may take from c.side (negative: nothing).
   static int64_t MostTaken(const Comparison& c);
 
-  bool ComputeMayEverEvict(int32_t v) const;
+  // MayEverEvict(), uncached; `own_minimum`: whether the job's min_runtime_s counts.
+  bool ComputeMayEverEvict(int32_t v, bool own_minimum = true) const;
   int64_t ComputeVictimCost(int32_t v) const;
   void ComputeMilli() const;
   void ResetSides(int32_t jq) const;

@@ -268,6 +268,10 @@ std::string PolicyToJson(const Policy& policy) {
   w.BoolField("reclaim_lower_priority_only", policy.preemption.reclaim_lower_priority_only);
   w.BoolField("starving_outrank", policy.preemption.starving_outrank);
   w.BoolField("starving_drain", policy.preemption.starving_drain);
+  // Written only when on, so that policies without it keep their bytes.
+  if (policy.preemption.starving_drain_past_min_runtime) {
+    w.BoolField("starving_drain_past_min_runtime", true);
+  }
   w.IntField("drain_blocked_jobs", policy.preemption.drain_blocked_jobs);
   w.EndObject();
   w.Key("budgets");

@@ -42,6 +42,8 @@ absl::Status ReadPreemption(JsonValue value, const Path& path, PreemptionOptions
       {"reclaim_lower_priority_only", ReadMember<&P::reclaim_lower_priority_only, ReadBool>},
       {"starving_outrank", ReadMember<&P::starving_outrank, ReadBool>},
       {"starving_drain", ReadMember<&P::starving_drain, ReadBool>},
+      {"starving_drain_past_min_runtime",
+       ReadMember<&P::starving_drain_past_min_runtime, ReadBool>},
       {"drain_blocked_jobs", ReadMember<&P::drain_blocked_jobs, ReadInt64>},
   };
   return internal::ReadFields(value, path, kFields, out);

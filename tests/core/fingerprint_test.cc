@@ -79,6 +79,8 @@ const std::vector<std::pair<std::string, std::function<void(Policy&)>>>& FieldMu
       {"preemption.min_victim_run_s", [](Policy& p) { p.preemption.min_victim_run_s = 300; }},
       {"preemption.starving_outrank", [](Policy& p) { p.preemption.starving_outrank = false; }},
       {"preemption.starving_drain", [](Policy& p) { p.preemption.starving_drain = true; }},
+      {"preemption.starving_drain_past_min_runtime",
+       [](Policy& p) { p.preemption.starving_drain_past_min_runtime = true; }},
       {"preemption.drain_blocked_jobs", [](Policy& p) { p.preemption.drain_blocked_jobs = 1; }},
       {"budgets.max_candidates", [](Policy& p) { p.budgets.max_candidates = 1000; }},
       {"budgets.max_preemption_plans", [](Policy& p) { p.budgets.max_preemption_plans = 100; }},

@@ -149,26 +149,29 @@ TEST(ReserveTest, StarvingJobsComeBeforeQueueTurns) {
   EXPECT_EQ(testing::StartedJobs(*d), (std::vector<std::string>{"fresh"}));
 }
 
-// preemption.starving_drain. Three 4-GPU nodes, each with a 2-GPU job that has run 4,000 s and
-// checkpoints every 1,800 s: r1 (on n1) checkpointed 400 s ago, r2 (on n2) 100 s ago, r3 (on n3)
-// 1,000 s ago. With max_victim_lost_s 300 only r2 may be a victim now, so the starving 2 x 4-GPU
-// gang cannot preempt its way in (every pair of nodes has a job that may not go) and gets a
-// reservation on n2 and n3, whose work ends first (by the estimates: in 100 and 900 s), and
-// which drain first (r2 now, r3 at its next checkpoint in 800 s, r1 at its own in 1,400 s).
-Snapshot DrainSnapshot() {
+// The pool and jobs of the drain tests; DrainSnapshot() is the default of each field.
+struct DrainSetup {
+  int64_t ends[3] = {5000, 100, 900};          // seconds of work left on n1, n2, n3
+  int64_t checkpointed[3] = {400, 100, 1000};  // seconds ago
+  int32_t n3_gpus = 4;
+  int64_t r1_min_runtime_s = 0;
+};
+
+Snapshot DrainSnapshotOf(const DrainSetup& setup) {
   SnapshotBuilder b;
   b.Now(3 * kDay).Model("a100");
-  for (const char* id : {"n1", "n2", "n3"}) b.Node(MakeNode(id, "a100", 4));
+  b.Node(MakeNode("n1", "a100", 4));
+  b.Node(MakeNode("n2", "a100", 4));
+  b.Node(MakeNode("n3", "a100", setup.n3_gpus));
   b.Queue("q");
-  const int64_t ends[] = {5000, 100, 900};          // seconds of work left on n1, n2, n3
-  const int64_t checkpointed[] = {400, 100, 1000};  // seconds ago
   for (int i = 0; i < 3; ++i) {
     Job running = MakeRunningJob("r" + std::to_string(i + 1), "q", GpuRequest(2000),
                                  {Placement("n" + std::to_string(i + 1), {0, 1})}, 3 * kDay - 4000);
     running.attained_service_s = 4000;
-    running.runtime_estimate_s = 4000 + ends[i];
+    running.runtime_estimate_s = 4000 + setup.ends[i];
     running.checkpointing.interval_s = 1800;
-    running.checkpointing.last_checkpoint_time = 3 * kDay - checkpointed[i];
+    running.checkpointing.last_checkpoint_time = 3 * kDay - setup.checkpointed[i];
+    if (i == 0) running.min_runtime_s = setup.r1_min_runtime_s;
     b.Job(running);
   }
   Job gang = MakePendingJob("gang", "q", GpuRequest(4000), 2);
@@ -176,6 +179,14 @@ Snapshot DrainSnapshot() {
   b.Job(gang);
   return b.Build();
 }
+
+// preemption.starving_drain. Three 4-GPU nodes, each with a 2-GPU job that has run 4,000 s and
+// checkpoints every 1,800 s: r1 (on n1) checkpointed 400 s ago, r2 (on n2) 100 s ago, r3 (on n3)
+// 1,000 s ago. With max_victim_lost_s 300 only r2 may be a victim now, so the starving 2 x 4-GPU
+// gang cannot preempt its way in (every pair of nodes has a job that may not go) and gets a
+// reservation on n2 and n3, whose work ends first (by the estimates: in 100 and 900 s), and
+// which drain first (r2 now, r3 at its next checkpoint in 800 s, r1 at its own in 1,400 s).
+Snapshot DrainSnapshot() { return DrainSnapshotOf(DrainSetup{}); }
 
 Policy DrainPolicy(bool drain) {
   Policy policy = WithBound(2 * kDay);
@@ -293,6 +304,80 @@ TEST(ReserveTest, TheFirstBlockedJobDrainsWithDrainBlockedJobs) {
   ASSERT_TRUE(d.ok()) << d.status();
   ASSERT_EQ(d->reservations.size(), 1u);
   EXPECT_TRUE(d->preemptions.empty());
+}
+
+// preemption.starving_drain_past_min_runtime. DrainSnapshot's pool, with r1 (on n1) kept by its
+// own min_runtime_s of 2 days (it started 4,000 s ago) though otherwise a victim now: it
+// checkpointed 100 s ago, as r2 did. Every job's work ends in 5,000 s. With `n3_gpus` 4 the gang
+// fits on n2 and n3, which free first (r2 now, r3 at its checkpoint in 800 s); with 2, n3 never
+// takes a 4-GPU replica, and the gang's only way in is n1 and n2.
+Snapshot ProtectedSnapshot(int32_t n3_gpus) {
+  return DrainSnapshotOf(DrainSetup{{5000, 5000, 5000}, {100, 100, 1000}, n3_gpus, 2 * kDay});
+}
+
+Policy PastMinRuntimePolicy(bool past_min_runtime) {
+  Policy policy = DrainPolicy(true);
+  policy.preemption.starving_drain_past_min_runtime = past_min_runtime;
+  return policy;
+}
+
+// The protected job's node ranks as freeing when its minimum ends (here its work ends first, in
+// 5,000 s), so a reservation that has nodes freeing sooner leaves it alone.
+TEST(ReserveTest, PastMinRuntimeTheDrainStillPrefersNodesThatFreeSooner) {
+  absl::StatusOr<Decisions> d = Schedule(ProtectedSnapshot(4), PastMinRuntimePolicy(true));
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->reservations.size(), 1u);
+  EXPECT_EQ(d->reservations[0].nodes, (std::vector<std::string>{"n2", "n3"}));
+  EXPECT_EQ(d->reservations[0].expected_start, 3 * kDay + 800);
+  ASSERT_EQ(d->preemptions.size(), 1u);
+  EXPECT_EQ(d->preemptions[0].job, "r2");
+}
+
+// With no other way in, the drain takes the protected job too (only with the switch on).
+TEST(ReserveTest, PastMinRuntimeTheDrainTakesAProtectedJobWithNoOtherWayIn) {
+  absl::StatusOr<Decisions> d = Schedule(ProtectedSnapshot(2), PastMinRuntimePolicy(false));
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->reservations.size(), 1u);
+  EXPECT_EQ(d->reservations[0].nodes, (std::vector<std::string>{"n1", "n2"}));
+  // r1 stays to the end of its work, which comes before the end of its minimum.
+  EXPECT_EQ(d->reservations[0].expected_start, 3 * kDay + 5000);
+  ASSERT_EQ(d->preemptions.size(), 1u);
+  EXPECT_EQ(d->preemptions[0].job, "r2");
+
+  d = Schedule(ProtectedSnapshot(2), PastMinRuntimePolicy(true));
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->preemptions.size(), 2u);
+  EXPECT_EQ(d->preemptions[0].job, "r1");
+  EXPECT_EQ(d->preemptions[0].for_job, "gang");
+  EXPECT_NE(d->preemptions[0].reason.find("preemption.starving_drain"), std::string::npos)
+      << d->preemptions[0].reason;
+  EXPECT_EQ(d->preemptions[1].job, "r2");
+  // Both gone, the gang starts on n1 and n2 in the same cycle (settling), without a reservation;
+  // r1 and r2 find no room left.
+  EXPECT_TRUE(d->reservations.empty());
+  const StartDecision* gang = testing::FindStart(*d, "gang");
+  ASSERT_NE(gang, nullptr);
+  ASSERT_EQ(gang->placements.size(), 2u);
+  EXPECT_EQ(gang->placements[0].node, "n1");
+  EXPECT_EQ(gang->placements[1].node, "n2");
+  EXPECT_EQ(testing::FindStart(*d, "r1"), nullptr);
+  EXPECT_EQ(testing::FindStart(*d, "r2"), nullptr);
+
+  // A job that does not starve drains as the first blocked job (drain_blocked_jobs), never past
+  // a minimum: r1 stays.
+  Snapshot young = ProtectedSnapshot(2);
+  for (Job& j : young.jobs) {
+    if (j.id == "gang") j.priority = 1;
+  }
+  Policy policy = PastMinRuntimePolicy(true);
+  policy.starvation_bound_s = 0;
+  policy.preemption.drain_blocked_jobs = 1;
+  d = Schedule(young, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->preemptions.size(), 1u);
+  EXPECT_EQ(d->preemptions[0].job, "r2");
+  EXPECT_NE(d->preemptions[0].reason.find("preemption.drain_blocked_jobs"), std::string::npos)
+      << d->preemptions[0].reason;
 }
 
 // Two starving gangs of the same shape: the second is answered by the first's failure (stage 5,

@@ -303,6 +303,7 @@ TEST(PolicyJsonTest, RoundTrip) {
   p.preemption.reclaim_across_queues = true;
   p.preemption.victim_order = VictimOrder::kLowestPriorityFirst;
   p.preemption.starving_drain = true;
+  p.preemption.starving_drain_past_min_runtime = true;
   p.preemption.drain_blocked_jobs = 2;
   p.fair_share.usage_half_life_s = 86400;
   p.health = {true, 5, 1, 86400, 600, 2};
@@ -324,6 +325,7 @@ TEST(PolicyJsonTest, RoundTrip) {
   EXPECT_TRUE(parsed->preemption.reclaim_across_queues);
   EXPECT_EQ(parsed->preemption.victim_order, VictimOrder::kLowestPriorityFirst);
   EXPECT_TRUE(parsed->preemption.starving_drain);
+  EXPECT_TRUE(parsed->preemption.starving_drain_past_min_runtime);
   EXPECT_EQ(parsed->preemption.drain_blocked_jobs, 2);
   EXPECT_EQ(parsed->fair_share.usage_half_life_s, 86400);
   EXPECT_TRUE(parsed->health.enabled);
@@ -360,6 +362,8 @@ TEST(PolicyJsonTest, Errors) {
       {R"({"preemption": {"enabled": "yes"}})", "preemption.enabled: expected true or false"},
       {R"({"preemption": {"starving_drain": 1}})",
        "preemption.starving_drain: expected true or false"},
+      {R"({"preemption": {"starving_drain_past_min_runtime": "yes"}})",
+       "preemption.starving_drain_past_min_runtime: expected true or false"},
       {R"({"preemption": {"drain_blocked_jobs": "1"}})",
        "preemption.drain_blocked_jobs: expected an integer"},
       {R"({"preemption": true})", "preemption: expected an object"},
