@@ -425,6 +425,12 @@ TEST(Replay, BadWakeUpAtCheckpointsIsInvalidArgument) {
 // 336,760 its reservation drains the node, and the host wakes at L's next checkpoint, 336,820:
 // L is evicted a third time, A ends at 336,820 + 60 + 1,000 = 337,880, and L at 337,880 + 60 +
 // 4,400 = 342,340.
+// With 2 days and preemption.starving_drain_past_min_runtime, N still waits, but A, starving,
+// has no other way in than L's node: at the periodic cycle at 336,900 its reservation finds L
+// 240 s past its checkpoint (171,060 + 1,800 x 92 = 336,660), and the host wakes at L's next
+// one, 338,460, inside L's minimum (to 343,800): L is drained there, with all of its 171,000 s
+// of work kept. A ends at 338,460 + 60 + 1,000 = 339,520; N (level 0) starts then and ends at
+// 339,620, and L at 339,620 + 60 + 2,600 = 342,280.
 TEST(Replay, StarvedMinRunKeepsAJobServedForStarving) {
   const std::vector<TraceJob> jobs = {J(0, 8, 173600, "a"), J(10, 8, 168400, "a"),
                                       J(200000, 1, 100, "a")};
@@ -449,6 +455,18 @@ TEST(Replay, StarvedMinRunKeepsAJobServedForStarving) {
   EXPECT_EQ(without->jobs[1].completion, 337880);
   EXPECT_EQ(without->jobs[0].completion, 342340);
   EXPECT_EQ(without->metrics.preemptions, 4);
+
+  options.starved_min_run_s = 2 * 86400;
+  options.policy.preemption.starving_drain_past_min_runtime = true;
+  auto past = RunReplay(options, jobs);
+  ASSERT_TRUE(past.ok()) << past.status();
+  EXPECT_EQ(past->jobs[1].completion, 339520);
+  EXPECT_EQ(past->jobs[2].first_start, 339520);
+  EXPECT_EQ(past->jobs[0].preemptions, 2);
+  EXPECT_EQ(past->jobs[0].completion, 342280);
+  EXPECT_EQ(past->metrics.preemptions, 3);
+  // Both evictions at checkpoints: only the 60 s restores on 8 GPUs.
+  EXPECT_DOUBLE_EQ(past->metrics.gpu_hours_lost_to_preemption, 3 * 8 * 60 / 3600.0);
 }
 
 TEST(Replay, BadStarvedMinRunIsInvalidArgument) {

@@ -266,23 +266,25 @@ struct ReplayOptions {
   // it runs on a node that the previous cycle reserved for a job waiting past the starvation
   // bound (with policy.preemption.starving_drain, such a reservation evicts the jobs on its
   // nodes as each becomes a cheap victim), and it will have run the policy's min_victim_run_s
-  // (and starved_min_run_s, below, if it applies) since it last started: the moment it is the
-  // cheapest victim it will be (no work lost, only its restore). Such a cycle comes no sooner
-  // than this many seconds after the previous one, so that one cycle takes the checkpoints of
-  // many jobs; a job that checkpointed in between has lost at most this much work by then, so a
-  // value at or below max_victim_lost_s keeps it a victim (docs/replay.md, "Waking at victims'
-  // checkpoints"). Only each running job's next checkpoint is looked at. 0: off. In [0, 86400];
-  // when set, needs preemption (policy.preemption.enabled) and checkpoints
-  // (checkpoint_interval_s > 0, free_preemption off).
+  // (and starved_min_run_s, below, if it applies and the reservation may not drain past it)
+  // since it last started: the moment it is the cheapest victim it will be (no work lost, only
+  // its restore). Such a cycle comes no sooner than this many seconds after the previous one,
+  // so that one cycle takes the checkpoints of many jobs; a job that checkpointed in between has
+  // lost at most this much work by then, so a value at or below max_victim_lost_s keeps it a
+  // victim (docs/replay.md, "Waking at victims' checkpoints"). Only each running job's next
+  // checkpoint is looked at. 0: off. In [0, 86400]; when set, needs preemption
+  // (policy.preemption.enabled) and checkpoints (checkpoint_interval_s > 0, free_preemption off).
   int64_t wake_up_at_checkpoints_s = 0;
   // A job that waited longer than the policy's starvation_bound_s before it started (one the
   // starvation guard served) is not evicted until it has run this many seconds since: the host
   // sets its Job::min_runtime_s, which holds against every eviction, a starving job's drain
-  // included. Without it such a job, back at its 2D-LAS level once it runs, goes at its first
-  // cheap moment to a newcomer or to the next starving job's drain, waits out the bound again,
-  // and what was evicted to start it is lost for nothing (docs/replay.md, "Protecting a job
-  // served for starving"). 0: off. In [0, 31,536,000] (365 days); when set, needs preemption
-  // (policy.preemption.enabled) and a starvation bound (policy.starvation_bound_s > 0).
+  // included unless policy.preemption.starving_drain_past_min_runtime lets that drain take it
+  // where the starving job has no earlier way in. Without it such a job, back at its 2D-LAS level
+  // once it runs, goes at its first cheap moment to a newcomer or to the next starving job's drain,
+  // waits out the bound again, and what was evicted to start it is lost for nothing
+  // (docs/replay.md, "Protecting a job served for starving"). 0: off. In [0, 31,536,000] (365
+  // days); when set, needs preemption (policy.preemption.enabled) and a starvation bound
+  // (policy.starvation_bound_s > 0).
   int64_t starved_min_run_s = 0;
   // Width of the buckets of ReplayResult::series, in seconds (> 0). One hour by default.
   int64_t series_bucket_s = 3600;

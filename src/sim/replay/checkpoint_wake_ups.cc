@@ -77,10 +77,14 @@ std::optional<int64_t> NextCheckpointWakeUp(const Snapshot& snapshot, const Deci
     const absl::StatusOr<int32_t> i = JobIndex(job.id, state);
     if (!i.ok() || state.job(*i).phase != Phase::kRunning) continue;
     const JobRun& run = state.job(*i);
-    if (job.priority >= *top && !on_drained_node(run)) continue;
+    const bool drained_node = on_drained_node(run);
+    if (job.priority >= *top && !drained_node) continue;
     const std::optional<int64_t> at = checkpoints.NextCheckpointTime(run, snapshot.now);
-    // The engine's own minimum: the policy's, or the job's when the host set one.
-    const int64_t min_run = std::max(policy.preemption.min_victim_run_s, job.min_runtime_s);
+    // The engine's own minimum: the policy's, or the job's when the host set one, except for a
+    // starving job's drain with preemption.starving_drain_past_min_runtime.
+    const bool own_minimum = !(drained_node && policy.preemption.starving_drain_past_min_runtime);
+    const int64_t min_run =
+        std::max(policy.preemption.min_victim_run_s, own_minimum ? job.min_runtime_s : 0);
     if (!at || *at >= run.completion || *at - run.run_start < min_run) continue;
     if (!earliest || *at < *earliest) earliest = *at;
   }

@@ -10,8 +10,9 @@
 // evict in its own queue), and, with the policy's preemption.starving_drain, any job on the
 // nodes of a reservation the cycle made for a job past the starvation bound (which outranks
 // every running job and drains those nodes as each job on them becomes a cheap victim). The job
-// must by then have run the policy's min_victim_run_s (or its own min_runtime_s, if longer)
-// since it last started. Not sooner than `gap_s` after the cycle, though: one such cycle then
+// must by then have run the policy's min_victim_run_s (or its own min_runtime_s, if longer, except
+// on a starving job's nodes with preemption.starving_drain_past_min_runtime) since it last
+// started. Not sooner than `gap_s` after the cycle, though: one such cycle then
 // takes the checkpoints of every job that checkpointed in between, and each of those has lost at
 // most `gap_s` of work by then.
 //
@@ -36,7 +37,9 @@ namespace gpupool::sim::internal {
 // `decisions` do not start, or runs on a node of a reservation in `decisions` for a job
 // waiting past policy.starvation_bound_s (with preemption.starving_drain and
 // starving_outrank), and that has run policy.preemption.min_victim_run_s, and its
-// Job::min_runtime_s in `snapshot`, since its start by then; but at least snapshot.now + gap_s.
+// Job::min_runtime_s in `snapshot` (not on such a reservation's nodes with
+// preemption.starving_drain_past_min_runtime), since its start by then; but at least
+// snapshot.now + gap_s.
 // None when no job waits or no running job qualifies.
 std::optional<int64_t> NextCheckpointWakeUp(const Snapshot& snapshot, const Decisions& decisions,
                                             const RunState& state,
