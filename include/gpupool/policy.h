@@ -133,8 +133,9 @@ struct PreemptionOptions {
   bool starving_drain = false;
   // With starving_drain: a starving job's reservation may also drain a job still inside its
   // own min_runtime_s (every other rule above still holds). Such a job's node keeps ranking as
-  // freeing only when that minimum ends (stage 7 ranks nodes by when their work may go), so the
-  // reservation uses it only when no node frees sooner. min_runtime_s then keeps a job from
+  // freeing only when that minimum ends, or its work if sooner (stage 7 ranks nodes by when
+  // their work may go), so the reservation uses it only when nodes that free sooner give the
+  // starving job no placement. min_runtime_s then keeps a job from
   // every eviction but a starving job's with no earlier way in, and the starvation bound stays
   // a promise. Off: min_runtime_s holds against the drain too.
   bool starving_drain_past_min_runtime = false;
