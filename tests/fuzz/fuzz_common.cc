@@ -106,7 +106,9 @@ Policy PolicyFromBytes(std::string_view bytes, const Snapshot& snapshot) {
     FUZZ_CHECK(made.ok(), made.status().ToString());
     policy.scorer = *made;
   }
-  policy.preemption.drain_blocked_jobs = in.Byte() % 3;
+  const uint8_t drain = in.Byte();
+  policy.preemption.drain_blocked_jobs = (drain & 127) % 3;
+  policy.preemption.starving_drain_past_min_runtime = (drain & 128) != 0;
   return policy;
 }
 
