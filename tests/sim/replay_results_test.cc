@@ -51,10 +51,16 @@ TEST(PhillyResults, DISABLED_Measure) {
         options->policy.preemption.reclaim_across_queues = false;
       } else if (variant == "no-starvation-bound") {
         options->policy.starvation_bound_s = 0;
+        options->starved_min_run_s = 0;  // no job is served for starving
+        options->starved_min_run_within_share = false;
       } else if (variant == "no-turns") {
         options->policy.queue_order = QueueOrder::kNone;
       } else if (variant == "no-preemption") {
         options->policy.preemption.enabled = false;
+        // No victims: no cycles at their checkpoints, no job to keep from eviction.
+        options->wake_up_at_checkpoints_s = 0;
+        options->starved_min_run_s = 0;
+        options->starved_min_run_within_share = false;
       } else if (variant == "preemption") {
         options->policy.preemption.enabled = true;
       } else if (variant == "reclaim") {

@@ -243,6 +243,7 @@ TEST(Replay, FairShareBoostServesTheClusterBelowItsEntitlement) {
   pure.fair_share_boost_half_levels = 0;
   pure.boost_kept_from_gpus = 0;
   pure.fair_share_history_hours = 0;
+  pure.starved_min_run_within_share = false;  // no boost, no entitlements to keep within
   auto p = RunReplay(pure, jobs);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->jobs[8].first_start, 1000);
@@ -345,6 +346,8 @@ TEST(Replay, FairShareHistoryServesTheClusterThatHadLess) {
   ASSERT_EQ(history.fair_share_history_hours, 168);
   history.policy.preemption.enabled = false;
   history.wake_up_at_checkpoints_s = 0;
+  history.starved_min_run_s = 0;
+  history.starved_min_run_within_share = false;
   auto r = RunReplay(history, jobs);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->jobs[3].first_start, 7200);
@@ -436,6 +439,12 @@ TEST(Replay, StarvedMinRunKeepsAJobServedForStarving) {
                                       J(200000, 1, 100, "a")};
   ReplayOptions options = Named("default", kOneNode);
   ASSERT_EQ(options.policy.starvation_bound_s, 165600);
+  // `default` keeps such a job 3 days, within its cluster's share, and lets a starving job with
+  // no other way in take it; one cluster here, which is always within its share.
+  ASSERT_EQ(options.starved_min_run_s, 3 * 86400);
+  ASSERT_TRUE(options.starved_min_run_within_share);
+  ASSERT_TRUE(options.policy.preemption.starving_drain_past_min_runtime);
+  options.policy.preemption.starving_drain_past_min_runtime = false;
   options.starved_min_run_s = 2 * 86400;
   auto r = RunReplay(options, jobs);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -448,6 +457,7 @@ TEST(Replay, StarvedMinRunKeepsAJobServedForStarving) {
   EXPECT_EQ(r->metrics.preemptions, 2);
 
   options.starved_min_run_s = 0;
+  options.starved_min_run_within_share = false;
   auto without = RunReplay(options, jobs);
   ASSERT_TRUE(without.ok()) << without.status();
   EXPECT_EQ(without->jobs[2].first_start, 201660);
@@ -469,6 +479,40 @@ TEST(Replay, StarvedMinRunKeepsAJobServedForStarving) {
   EXPECT_DOUBLE_EQ(past->metrics.gpu_hours_lost_to_preemption, 3 * 8 * 60 / 3600.0);
 }
 
+// ReplayOptions::starved_min_run_within_share (on in `default`) keeps a served job only while its
+// cluster holds no more than its entitlement. The jobs of StarvedMinRunKeepsAJobServedForStarving
+// under `default` (3 days), but N is of cluster "b", whose late job (1 GPU for 2,736,000 s from
+// 1,000,000, when the others have ended) gives "a" and "b" guarantees of about 4 GPUs each
+// (2,736,000 and 2,736,100 GPU-seconds of 5,472,100: 3,999 and 4,000 milli-GPUs). Until 200,000
+// "b" asks for nothing, so "a" is entitled to all 8 GPUs and everything goes as there: L,
+// served for starving, restarts at 171,000. When N arrives at 200,000, "a" (L running, A
+// waiting: 16 GPUs of demand) is entitled to 7 GPUs (its 3.999, and the 3.001 that "b", asking
+// for 1, leaves) and holds 8. So L is not kept, and N, boosted ("b" is within its entitlement),
+// evicts it at its checkpoint at 201,660, as when nothing is kept: A drains L at 336,820 and ends
+// at 337,880, L at 342,340. Kept whatever its cluster holds, L stays until A, starving with no
+// other way in, drains it at 338,460; A ends at 339,520 and N starts then.
+TEST(Replay, StarvedMinRunWithinShareKeepsNoJobOfAClusterBeyondIt) {
+  const std::vector<TraceJob> jobs = {J(0, 8, 173600, "a"), J(10, 8, 168400, "a"),
+                                      J(200000, 1, 100, "b"), J(1000000, 1, 2736000, "b")};
+  ReplayOptions options = Named("default", kOneNode);
+  auto within = RunReplay(options, jobs);
+  ASSERT_TRUE(within.ok()) << within.status();
+  EXPECT_EQ(within->jobs[2].first_start, 201660);
+  EXPECT_EQ(within->jobs[0].preemptions, 3);
+  EXPECT_EQ(within->jobs[1].completion, 337880);
+  EXPECT_EQ(within->jobs[0].completion, 342340);
+  EXPECT_EQ(within->metrics.preemptions, 4);
+
+  options.starved_min_run_within_share = false;
+  auto regardless = RunReplay(options, jobs);
+  ASSERT_TRUE(regardless.ok()) << regardless.status();
+  EXPECT_EQ(regardless->jobs[1].completion, 339520);
+  EXPECT_EQ(regardless->jobs[2].first_start, 339520);
+  EXPECT_EQ(regardless->jobs[0].preemptions, 2);
+  EXPECT_EQ(regardless->jobs[0].completion, 342280);
+  EXPECT_EQ(regardless->metrics.preemptions, 3);
+}
+
 TEST(Replay, BadStarvedMinRunIsInvalidArgument) {
   ReplayOptions negative = Named("default", kOneNode);
   negative.starved_min_run_s = -1;
@@ -484,6 +528,20 @@ TEST(Replay, BadStarvedMinRunIsInvalidArgument) {
   unbounded.policy.starvation_bound_s = 0;
   unbounded.starved_min_run_s = 3600;
   EXPECT_TRUE(InvalidArgumentNaming(unbounded, "a starvation bound"));
+}
+
+// One test per kind of bad starved_min_run_within_share: set without starved_min_run_s, and
+// without a boost.
+TEST(Replay, BadStarvedMinRunWithinShareIsInvalidArgument) {
+  ReplayOptions unkept = Named("default", kOneNode);
+  unkept.starved_min_run_s = 0;
+  EXPECT_TRUE(InvalidArgumentNaming(
+      unkept, "starved_min_run_within_share: needs starved_min_run_s > 0 and a boost"));
+  ReplayOptions no_boost = Named("las", kOneNode);
+  no_boost.policy.starvation_bound_s = 86400;
+  no_boost.starved_min_run_s = 3600;
+  no_boost.starved_min_run_within_share = true;
+  EXPECT_TRUE(InvalidArgumentNaming(no_boost, "(fair_share_boost_half_levels > 0)"));
 }
 
 TEST(Replay, DefaultOrdersByLasThenFifo) {

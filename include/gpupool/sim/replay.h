@@ -286,6 +286,14 @@ struct ReplayOptions {
   // days); when set, needs preemption (policy.preemption.enabled) and a starvation bound
   // (policy.starvation_bound_s > 0).
   int64_t starved_min_run_s = 0;
+  // With starved_min_run_s: the protection holds only in a cycle where the job's virtual cluster
+  // holds no more GPUs than its fair-share entitlement (the boost's yardstick,
+  // fair_share_boost_half_levels: guarantees bounded by demand, the rest water-filled). A cluster
+  // beyond its share keeps no job from eviction, so the GPUs each cluster protects stay within
+  // what it is entitled to, and in weeks of overload protected jobs do not fill the pool and
+  // turn it into FIFO for the jobs served (docs/replay.md, "Protecting a job served for
+  // starving"). When set, needs starved_min_run_s > 0 and a boost.
+  bool starved_min_run_within_share = false;
   // Width of the buckets of ReplayResult::series, in seconds (> 0). One hour by default.
   int64_t series_bucket_s = 3600;
   // Labels and budgets of the virtual clusters' queues (at most one entry per cluster).

@@ -265,15 +265,18 @@ void CycleSnapshot::AddRunning(int64_t now, const RunState& state) {
     const JobRun& run = state.job(i);
     Job job = templates_[i];
     const int64_t service = ServiceAt(run, now);
+    const auto tenant = static_cast<size_t>(run.tenant);
     // A running job is already counted in its tenant's usage.
-    job.priority =
-        Priority(run, service, state.usage_milli()[static_cast<size_t>(run.tenant)], true);
+    job.priority = Priority(run, service, state.usage_milli()[tenant], true);
     job.state = JobState::kRunning;
     job.start_time = run.run_start;
     job.placements = run.placements;
     job.attained_service_s = service;
-    // A job the starvation guard served (ReplayOptions::starved_min_run_s) stays a while.
-    if (options_.starved_min_run_s > 0 &&
+    // A job the starvation guard served (ReplayOptions::starved_min_run_s) stays a while, with
+    // starved_min_run_within_share only while its cluster holds no more than its entitlement.
+    const bool within_share = !options_.starved_min_run_within_share ||
+                              state.usage_milli()[tenant] <= entitled_milli_[tenant];
+    if (options_.starved_min_run_s > 0 && within_share &&
         run.run_start - run.pending_since > options_.policy.starvation_bound_s) {
       job.min_runtime_s = options_.starved_min_run_s;
     }

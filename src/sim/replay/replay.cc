@@ -125,6 +125,12 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
         "starved_min_run_s: needs preemption (policy.preemption.enabled) and a starvation bound "
         "(policy.starvation_bound_s > 0)");
   }
+  if (options.starved_min_run_within_share &&
+      (options.starved_min_run_s <= 0 || options.fair_share_boost_half_levels <= 0)) {
+    return absl::InvalidArgumentError(
+        "starved_min_run_within_share: needs starved_min_run_s > 0 and a boost "
+        "(fair_share_boost_half_levels > 0)");
+  }
 
   absl::StatusOr<internal::Tenants> tenants = internal::MakeTenants(jobs, pool.TotalGpus());
   if (!tenants.ok()) return tenants.status();
