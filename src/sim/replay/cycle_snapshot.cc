@@ -200,7 +200,7 @@ bool CycleSnapshot::WorthScheduling(const RunState& state) const {
 const Snapshot& CycleSnapshot::Build(int64_t now, const RunState& state) {
   snapshot_.now = now;
   BuildNodes(now);
-  snapshot_.jobs.clear();
+  jobs_built_ = 0;
   UpdateEntitlements(state);
   if (prune_) {
     AddStandIns(now, state);
@@ -208,7 +208,18 @@ const Snapshot& CycleSnapshot::Build(int64_t now, const RunState& state) {
     AddRunning(now, state);
   }
   AddPending(state);
+  snapshot_.jobs.erase(snapshot_.jobs.begin() + static_cast<std::ptrdiff_t>(jobs_built_),
+                       snapshot_.jobs.end());
   return snapshot_;
+}
+
+Job& CycleSnapshot::NextJob(const Job& from) {
+  if (jobs_built_ < snapshot_.jobs.size()) {
+    snapshot_.jobs[jobs_built_] = from;
+  } else {
+    snapshot_.jobs.push_back(from);
+  }
+  return snapshot_.jobs[jobs_built_++];
 }
 
 void CycleSnapshot::UpdateEntitlements(const RunState& state) {
@@ -256,14 +267,14 @@ void CycleSnapshot::AddStandIns(int64_t now, const RunState& state) {
     job.start_time = now;
     job.placements.push_back(ReplicaPlacement{
         .group = "main", .replica = 0, .node = node, .gpus = gpus, .gpu_milli = 0});
-    snapshot_.jobs.push_back(std::move(job));
+    NextJob(job);
   }
 }
 
 void CycleSnapshot::AddRunning(int64_t now, const RunState& state) {
   for (int32_t i : state.running()) {
     const JobRun& run = state.job(i);
-    Job job = templates_[i];
+    Job& job = NextJob(templates_[i]);
     const int64_t service = ServiceAt(run, now);
     const auto tenant = static_cast<size_t>(run.tenant);
     // A running job is already counted in its tenant's usage.
@@ -283,7 +294,6 @@ void CycleSnapshot::AddRunning(int64_t now, const RunState& state) {
     job.checkpointing.interval_s = checkpoints_.interval_s();
     job.checkpointing.restore_time_s = checkpoints_.RestoreCost();
     job.checkpointing.last_checkpoint_time = checkpoints_.LastCheckpointTime(run, now);
-    snapshot_.jobs.push_back(std::move(job));
   }
 }
 
@@ -307,7 +317,7 @@ void CycleSnapshot::AddPending(const RunState& state) {
   }
   for (int32_t i : to_send) {
     const JobRun& run = state.job(i);
-    Job job = templates_[i];
+    Job& job = NextJob(templates_[i]);
     job.attained_service_s = run.service_before;
     job.pending_since = run.pending_since;
     job.priority = Priority(
@@ -315,7 +325,6 @@ void CycleSnapshot::AddPending(const RunState& state) {
         state.usage_milli()[static_cast<size_t>(run.tenant)] + run.gpus * kMilliPerGpu, false);
     job.checkpointing.interval_s = checkpoints_.interval_s();
     job.checkpointing.restore_time_s = checkpoints_.RestoreCost();
-    snapshot_.jobs.push_back(std::move(job));
   }
 }
 

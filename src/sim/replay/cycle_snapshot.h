@@ -83,6 +83,10 @@ class CycleSnapshot {
   void AddStandIns(int64_t now, const RunState& state);
   void AddRunning(int64_t now, const RunState& state);
   void AddPending(const RunState& state);
+  // The next job of snapshot_.jobs, a copy of `from`. The jobs of the previous cycle are
+  // assigned over, not destroyed and built again, so that their strings and vectors keep their
+  // memory: most of the cycle's allocations otherwise.
+  Job& NextJob(const Job& from);
   // -(2D-LAS level) under the LAS queue modes, plus the fair-share boost when the job's
   // tenant, holding `tenant_milli` with the job counted, stays within its entitlement and has
   // had no more than its share over the history (the constructor's `history`), or when the job is
@@ -111,6 +115,8 @@ class CycleSnapshot {
   // snapshot_.nodes must be built again: a node changed, or windows are announced over time.
   bool nodes_changed_ = true;
   std::vector<Job> templates_;
+  // How many of snapshot_.jobs the cycle being built has filled (NextJob).
+  size_t jobs_built_ = 0;
   // Per tenant, milli-GPUs entitled at the current cycle (empty without the boost).
   std::vector<int64_t> entitled_milli_;
 };
