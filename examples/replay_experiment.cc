@@ -45,11 +45,12 @@ int main(int argc, char** argv) {
   gpupool::sim::ReplayOptions variant = *gpupool::sim::MakeReplayOptions("default");
   variant.policy.name = "default-no-preemption";
   variant.policy.preemption.enabled = false;
-  // No victims, so no cycles at their checkpoints and no job to keep from eviction (RunReplay
-  // refuses both without preemption).
+  // No victims, so no cycles at their checkpoints, no job to keep from eviction and no victim to
+  // limit (RunReplay refuses them without preemption).
   variant.wake_up_at_checkpoints_s = 0;
   variant.starved_min_run_s = 0;
   variant.starved_min_run_within_share = false;
+  variant.max_victim_lost_within_share_s.reset();
   runs.push_back(variant);
 
   std::printf("%zu jobs of %s on %lld GPUs\n", jobs->size(), path.c_str(),

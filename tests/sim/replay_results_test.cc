@@ -61,6 +61,7 @@ TEST(PhillyResults, DISABLED_Measure) {
         options->wake_up_at_checkpoints_s = 0;
         options->starved_min_run_s = 0;
         options->starved_min_run_within_share = false;
+        options->max_victim_lost_within_share_s.reset();
       } else if (variant == "preemption") {
         options->policy.preemption.enabled = true;
       } else if (variant == "reclaim") {

@@ -111,16 +111,17 @@ TEST(Replay, LasFreePreemptionKeepsAllWork) {
   EXPECT_DOUBLE_EQ(r->metrics.gpu_hours_lost_to_preemption, 0);
 }
 
-// The default preempts by LAS level, but only a victim that loses at most 120 s of work: at
+// The default preempts by LAS level, but only a victim that loses at most 100 s of work: at
 // 4,000 L (level 2, 8 GPUs, so it keeps the boost: priority -1) has run 400 s since its
 // checkpoint at 3,600, so S (level 0, priority 0) waits. L's next checkpoint is at 5,400, and
 // the host runs a cycle then (wake_up_at_checkpoints_s): S evicts L at 5,400, when L loses no
-// work, only its 60 s restore. Without the wake-ups the cycles every 300 s from 4,000 find L at
-// 5,500, 100 s past its checkpoint.
+// work, only its 60 s restore. Without the wake-ups (and without the 30 s limit for a victim of
+// a cluster within its share, tested below) the cycles every 300 s from 4,000 find L at 5,500,
+// 100 s past its checkpoint.
 TEST(Replay, DefaultEvictsAVictimAtItsCheckpoint) {
   const std::vector<TraceJob> jobs = {J(0, 8, 10000, "a"), J(4000, 1, 100, "a")};
   const ReplayOptions options = Named("default", kOneNode);
-  ASSERT_EQ(options.wake_up_at_checkpoints_s, 60);
+  ASSERT_EQ(options.wake_up_at_checkpoints_s, 10);
   auto r = RunReplay(options, jobs);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->jobs[1].first_start, 5400);
@@ -132,6 +133,7 @@ TEST(Replay, DefaultEvictsAVictimAtItsCheckpoint) {
 
   ReplayOptions periodic = options;
   periodic.wake_up_at_checkpoints_s = 0;
+  periodic.max_victim_lost_within_share_s.reset();
   auto p = RunReplay(periodic, jobs);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->jobs[1].first_start, 5500);
@@ -150,6 +152,7 @@ TEST(Replay, CheckpointWakeUpsComeNoSoonerThanTheGap) {
   ReplayOptions options = Named("default", kOneNode);
   options.wake_up_every_s = 0;
   options.policy.preemption.max_victim_lost_s = 300;
+  options.max_victim_lost_within_share_s.reset();
   options.wake_up_at_checkpoints_s = 1500;
   auto r = RunReplay(options, jobs);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -244,6 +247,7 @@ TEST(Replay, FairShareBoostServesTheClusterBelowItsEntitlement) {
   pure.boost_kept_from_gpus = 0;
   pure.fair_share_history_hours = 0;
   pure.starved_min_run_within_share = false;  // no boost, no entitlements to keep within
+  pure.max_victim_lost_within_share_s.reset();
   auto p = RunReplay(pure, jobs);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->jobs[8].first_start, 1000);
@@ -348,6 +352,7 @@ TEST(Replay, FairShareHistoryServesTheClusterThatHadLess) {
   history.wake_up_at_checkpoints_s = 0;
   history.starved_min_run_s = 0;
   history.starved_min_run_within_share = false;
+  history.max_victim_lost_within_share_s.reset();
   auto r = RunReplay(history, jobs);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->jobs[3].first_start, 7200);
@@ -542,6 +547,79 @@ TEST(Replay, BadStarvedMinRunWithinShareIsInvalidArgument) {
   no_boost.starved_min_run_s = 3600;
   no_boost.starved_min_run_within_share = true;
   EXPECT_TRUE(InvalidArgumentNaming(no_boost, "(fair_share_boost_half_levels > 0)"));
+}
+
+// ReplayOptions::max_victim_lost_within_share_s (30 s in `default`): a victim of a cluster within
+// its share loses at most that much. One node, `default` without the wake-ups at checkpoints, so
+// that the cycles come every 300 s from S's arrival. L (8 GPUs, 10,000 s) starts at 0; S (1 GPU,
+// 100 s) arrives at 4,000 and outranks L (level 0, priority 0, against L's level 2 with the kept
+// boost, -1). L checkpoints every 1,800 s; the cycles at 4,000 + 300k find it 100 s or more past
+// a checkpoint (5,500, 7,300, 9,100, ...), never within 30 s.
+//   - S in L's cluster "a": "a" is the only cluster, entitled to the whole pool, and holds its 8
+//     GPUs: within its share, so L is never a victim and S starts when L ends, at 10,000.
+//   - S in cluster "b": "a" is entitled to 7.99 GPUs (its share of the demand, 80,000 of 80,100
+//     GPU-seconds, of 8 GPUs, plus half of the milli-GPU left) and holds 8: beyond its share, so
+//     L stays a victim up to the policy's 100 s, and S evicts it at 5,500 (L loses 100 s and its
+//     60 s restore on 8 GPUs, and ends at 5,600 + 60 + 4,600).
+//   - Without the limit, S evicts L at 5,500 in the first case too.
+TEST(Replay, MaxVictimLostWithinShareSparesAVictimOfAClusterWithinIt) {
+  ReplayOptions options = Named("default", kOneNode);
+  ASSERT_EQ(options.max_victim_lost_within_share_s, 30);
+  options.wake_up_at_checkpoints_s = 0;
+  auto within = RunReplay(options, {J(0, 8, 10000, "a"), J(4000, 1, 100, "a")});
+  ASSERT_TRUE(within.ok()) << within.status();
+  EXPECT_EQ(within->jobs[1].first_start, 10000);
+  EXPECT_EQ(within->jobs[1].completion, 10100);
+  EXPECT_EQ(within->jobs[0].completion, 10000);
+  EXPECT_EQ(within->metrics.preemptions, 0);
+
+  auto beyond = RunReplay(options, {J(0, 8, 10000, "a"), J(4000, 1, 100, "b")});
+  ASSERT_TRUE(beyond.ok()) << beyond.status();
+  EXPECT_EQ(beyond->jobs[1].first_start, 5500);
+  EXPECT_EQ(beyond->jobs[0].completion, 5600 + 60 + 4600);
+  EXPECT_EQ(beyond->metrics.preemptions, 1);
+  EXPECT_DOUBLE_EQ(beyond->metrics.gpu_hours_lost_to_preemption, 8 * 160 / 3600.0);
+
+  options.max_victim_lost_within_share_s.reset();
+  auto unlimited = RunReplay(options, {J(0, 8, 10000, "a"), J(4000, 1, 100, "a")});
+  ASSERT_TRUE(unlimited.ok()) << unlimited.status();
+  EXPECT_EQ(unlimited->jobs[1].first_start, 5500);
+  EXPECT_EQ(unlimited->metrics.preemptions, 1);
+}
+
+// One test per kind of bad max_victim_lost_within_share_s: negative, above a day, set without a
+// boost (which also covers a policy without preemption: `fifo` has neither), without
+// checkpoints, and under free preemption.
+TEST(Replay, BadMaxVictimLostWithinShareIsInvalidArgument) {
+  ReplayOptions negative = Named("default", kOneNode);
+  negative.max_victim_lost_within_share_s = -1;
+  EXPECT_TRUE(InvalidArgumentNaming(
+      negative, "max_victim_lost_within_share_s: must be in [0, 86400], got -1"));
+  ReplayOptions huge = Named("default", kOneNode);
+  huge.max_victim_lost_within_share_s = 86401;
+  EXPECT_TRUE(InvalidArgumentNaming(huge, "got 86401"));
+  ReplayOptions no_boost = Named("las", kOneNode);
+  no_boost.max_victim_lost_within_share_s = 30;
+  EXPECT_TRUE(InvalidArgumentNaming(
+      no_boost,
+      "max_victim_lost_within_share_s: needs a boost (fair_share_boost_half_levels > 0)"));
+  ReplayOptions no_preemption = Named("default", kOneNode);
+  no_preemption.policy.preemption.enabled = false;
+  no_preemption.wake_up_at_checkpoints_s = 0;
+  no_preemption.starved_min_run_s = 0;
+  no_preemption.starved_min_run_within_share = false;
+  EXPECT_TRUE(InvalidArgumentNaming(
+      no_preemption,
+      "max_victim_lost_within_share_s: needs a boost (fair_share_boost_half_levels "
+      "> 0), preemption (policy.preemption.enabled)"));
+  ReplayOptions no_checkpoints = Named("default", kOneNode);
+  no_checkpoints.checkpoint_interval_s = 0;
+  no_checkpoints.wake_up_at_checkpoints_s = 0;
+  EXPECT_TRUE(InvalidArgumentNaming(no_checkpoints, "checkpoints (checkpoint_interval_s > 0)"));
+  ReplayOptions costless = Named("las-free", kOneNode);
+  costless.fair_share_boost_half_levels = 3;
+  costless.max_victim_lost_within_share_s = 30;
+  EXPECT_TRUE(InvalidArgumentNaming(costless, "costed preemption (free_preemption off)"));
 }
 
 TEST(Replay, DefaultOrdersByLasThenFifo) {

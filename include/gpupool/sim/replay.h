@@ -294,6 +294,21 @@ struct ReplayOptions {
   // turn it into FIFO for the jobs served (docs/replay.md, "Protecting a job served for
   // starving"). When set, needs starved_min_run_s > 0 and a boost.
   bool starved_min_run_within_share = false;
+  // With a boost: a running job whose virtual cluster holds no more GPUs than its fair-share
+  // entitlement (the yardstick of starved_min_run_within_share) is a victim only in a cycle
+  // where preempting it loses at most this many seconds of work (since its last checkpoint, or
+  // since it started if it has written none, as the engine counts policy.preemption.
+  // max_victim_lost_s); otherwise the host offers it to the engine as not preemptible, for any
+  // eviction. A job of a cluster beyond its share stays a victim up to the policy's
+  // max_victim_lost_s. So evictions that only reorder the jobs of clusters served no more than
+  // their share wait for the moment the victim loses (almost) nothing but its restore, while
+  // evictions that take back GPUs from a cluster beyond its share are not delayed
+  // (docs/replay.md, "Cheaper victims within the share"). Pair it with
+  // wake_up_at_checkpoints_s at or below it, so that a cycle comes while the victim is cheap.
+  // Unset: the policy's max_victim_lost_s for every victim. In [0, 86400]; when set, needs a
+  // boost (fair_share_boost_half_levels > 0), preemption (policy.preemption.enabled),
+  // checkpoints (checkpoint_interval_s > 0) and costed preemption (free_preemption off).
+  std::optional<int64_t> max_victim_lost_within_share_s;
   // Width of the buckets of ReplayResult::series, in seconds (> 0). One hour by default.
   int64_t series_bucket_s = 3600;
   // Labels and budgets of the virtual clusters' queues (at most one entry per cluster).

@@ -283,17 +283,27 @@ void CycleSnapshot::AddRunning(int64_t now, const RunState& state) {
     job.start_time = run.run_start;
     job.placements = run.placements;
     job.attained_service_s = service;
+    // Its cluster holds no more GPUs than its entitlement (entitlements exist with a boost).
+    const bool within_share =
+        !entitled_milli_.empty() && state.usage_milli()[tenant] <= entitled_milli_[tenant];
     // A job the starvation guard served (ReplayOptions::starved_min_run_s) stays a while, with
     // starved_min_run_within_share only while its cluster holds no more than its entitlement.
-    const bool within_share = !options_.starved_min_run_within_share ||
-                              state.usage_milli()[tenant] <= entitled_milli_[tenant];
-    if (options_.starved_min_run_s > 0 && within_share &&
+    if (options_.starved_min_run_s > 0 &&
+        (!options_.starved_min_run_within_share || within_share) &&
         run.run_start - run.pending_since > options_.policy.starvation_bound_s) {
       job.min_runtime_s = options_.starved_min_run_s;
     }
     job.checkpointing.interval_s = checkpoints_.interval_s();
     job.checkpointing.restore_time_s = checkpoints_.RestoreCost();
     job.checkpointing.last_checkpoint_time = checkpoints_.LastCheckpointTime(run, now);
+    // A job of a cluster within its share is a victim only while it would lose little
+    // (ReplayOptions::max_victim_lost_within_share_s), counted as the engine counts lost work.
+    if (const std::optional<int64_t>& most = options_.max_victim_lost_within_share_s;
+        most.has_value() && within_share) {
+      const int64_t kept =
+          std::max(run.run_start, job.checkpointing.last_checkpoint_time.value_or(run.run_start));
+      if (now - kept > *most) job.preemptible = false;
+    }
   }
 }
 

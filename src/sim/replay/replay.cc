@@ -132,6 +132,21 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
         "(fair_share_boost_half_levels > 0)");
   }
 
+  if (const std::optional<int64_t>& lost = options.max_victim_lost_within_share_s;
+      lost.has_value()) {
+    if (*lost < 0 || *lost > 86400) {
+      return absl::InvalidArgumentError(
+          fmt::format("max_victim_lost_within_share_s: must be in [0, 86400], got {}", *lost));
+    }
+    if (options.fair_share_boost_half_levels <= 0 || !options.policy.preemption.enabled ||
+        options.checkpoint_interval_s <= 0 || options.free_preemption) {
+      return absl::InvalidArgumentError(
+          "max_victim_lost_within_share_s: needs a boost (fair_share_boost_half_levels > 0), "
+          "preemption (policy.preemption.enabled), checkpoints (checkpoint_interval_s > 0) and "
+          "costed preemption (free_preemption off)");
+    }
+  }
+
   absl::StatusOr<internal::Tenants> tenants = internal::MakeTenants(jobs, pool.TotalGpus());
   if (!tenants.ok()) return tenants.status();
   if (absl::Status status = internal::SetQueueSettings(options.queues, *tenants); !status.ok()) {
