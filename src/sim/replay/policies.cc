@@ -80,7 +80,7 @@ absl::StatusOr<ReplayOptions> MakeReplayOptions(std::string_view policy_name) {
     //     share wait for the victim's checkpoint; those that take GPUs back from a cluster
     //     beyond its share do not. With the 10 s wake-ups, over the 96 start days from
     //     2017-09-04 to 2017-12-08 the GPU-hours lost fall on nearly every window (October 354
-    //     -> 292) at the same mean JCT, and issue 10's targets hold on 89 start days instead of
+    //     -> 294) at the same mean JCT, and issue 10's targets hold on 89 start days instead of
     //     86;
     //   - a starvation guard at 46 hours: a job waiting longer is served first, outranks every
     //     running job and gets capacity held where it can start soonest (a reservation), which
