@@ -40,11 +40,14 @@ class Hasher {
   uint64_t h_ = 0x6a09e667f3bcc908ULL;
 };
 
-std::vector<TopologyLabel> Sorted(std::vector<TopologyLabel> labels) {
-  std::sort(labels.begin(), labels.end(), [](const TopologyLabel& a, const TopologyLabel& b) {
-    return a.level != b.level ? a.level < b.level : a.value < b.value;
+// Labels in (level, value) order, through pointers into `labels` (reused scratch `sorted`).
+void SortLabels(const std::vector<TopologyLabel>& labels,
+                std::vector<const TopologyLabel*>& sorted) {
+  sorted.clear();
+  for (const TopologyLabel& label : labels) sorted.push_back(&label);
+  std::sort(sorted.begin(), sorted.end(), [](const TopologyLabel* a, const TopologyLabel* b) {
+    return a->level != b->level ? a->level < b->level : a->value < b->value;
   });
-  return labels;
 }
 
 void HashRequest(Hasher& h, const ResourceRequest& r) {
@@ -55,23 +58,25 @@ void HashRequest(Hasher& h, const ResourceRequest& r) {
 }
 
 // A node's CPU, memory, path, labels, state and owner queues, order-free: shared by the
-// snapshot's nodes and the scale templates' nodes.
-void HashNodeFacts(Hasher& h, const Node& node) {
+// snapshot's nodes and the scale templates' nodes. `sorted` is scratch.
+void HashNodeFacts(Hasher& h, const Node& node, std::vector<const TopologyLabel*>& sorted) {
   h.Int(node.cpu_milli);
   h.Int(node.memory_mib);
+  // Sorted through pointers, not copies: the same order, as the sort sees the same comparisons
+  // (and equal elements hash alike).
   for (const auto* labels : {&node.path, &node.labels}) {
-    const std::vector<TopologyLabel> sorted = Sorted(*labels);
+    SortLabels(*labels, sorted);
     h.Int(static_cast<int64_t>(sorted.size()));
-    for (const TopologyLabel& label : sorted) {
-      h.Str(label.level);
-      h.Str(label.value);
+    for (const TopologyLabel* label : sorted) {
+      h.Str(label->level);
+      h.Str(label->value);
     }
   }
   h.Int(static_cast<int64_t>(node.state));
-  std::vector<std::string> owners = node.owner_queues;
+  std::vector<std::string_view> owners(node.owner_queues.begin(), node.owner_queues.end());
   std::sort(owners.begin(), owners.end());
   h.Int(static_cast<int64_t>(owners.size()));
-  for (const std::string& owner : owners) h.Str(owner);
+  for (std::string_view owner : owners) h.Str(owner);
 }
 
 }  // namespace
@@ -98,6 +103,7 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
     }
   }
   h.Int(index.node_count());
+  std::vector<const TopologyLabel*> labels;
   for (int32_t n = 0; n < index.node_count(); ++n) {
     const Node& node = index.node(n);
     h.Str(node.id);
@@ -108,7 +114,7 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
       h.Int(index.gpu_island(g));
       h.Int(index.gpu_healthy(g) ? 1 : 0);
     }
-    HashNodeFacts(h, node);
+    HashNodeFacts(h, node, labels);
     // Operations facts, hashed only when set, so that fingerprints of snapshots without them stay
     // as they were.
     std::vector<const Gpu*> erring;
@@ -147,20 +153,22 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
     if (node.reclaim_deadline.has_value()) h.Int(*node.reclaim_deadline);
   }
   h.Int(index.queue_count());
+  std::vector<const Quota*> quotas;
   for (int32_t q = 0; q < index.queue_count(); ++q) {
     const Queue& queue = index.queue(q);
     h.Str(queue.id);
     h.Str(queue.parent);
     h.Int(queue.priority);
-    std::vector<Quota> quotas = queue.quotas;
+    quotas.clear();
+    for (const Quota& quota : queue.quotas) quotas.push_back(&quota);
     std::sort(quotas.begin(), quotas.end(),
-              [](const Quota& a, const Quota& b) { return a.gpu_model < b.gpu_model; });
+              [](const Quota* a, const Quota* b) { return a->gpu_model < b->gpu_model; });
     h.Int(static_cast<int64_t>(quotas.size()));
-    for (const Quota& quota : quotas) {
-      h.Str(quota.gpu_model);
-      h.Int(quota.guaranteed_milli);
-      h.Opt(quota.limit_milli);
-      h.Int(quota.over_quota_weight);
+    for (const Quota* quota : quotas) {
+      h.Str(quota->gpu_model);
+      h.Int(quota->guaranteed_milli);
+      h.Opt(quota->limit_milli);
+      h.Int(quota->over_quota_weight);
     }
     h.Int(queue.can_borrow ? 1 : 0);
     h.Int(queue.can_lend ? 1 : 0);
@@ -342,7 +350,7 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
         h.Int(gpu.island);
         h.Int(gpu.healthy ? 1 : 0);
       }
-      HashNodeFacts(h, node);
+      HashNodeFacts(h, node, labels);
     }
   }
   // Headroom rules in (model, shape) order, and the spot bound, only when set, as above.

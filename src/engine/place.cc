@@ -43,7 +43,8 @@ Placer::Placer(const SnapshotIndex& index, WorkingState& state, const Policy& po
 std::vector<int32_t> Placer::GroupOrder(int32_t j) const {
   // Largest replicas first: they have the fewest places to go. Ties in group-name order.
   const auto& groups = index_.job(j).job->groups;
-  std::vector<int32_t> order = index_.job(j).groups_by_name;
+  const absl::Span<const int32_t> by_name = index_.job(j).groups_by_name;
+  std::vector<int32_t> order(by_name.begin(), by_name.end());
   std::stable_sort(order.begin(), order.end(), [&groups](int32_t a, int32_t b) {
     const ResourceRequest& ra = groups[a].request;
     const ResourceRequest& rb = groups[b].request;
@@ -73,7 +74,7 @@ std::optional<std::vector<ReplicaPlacement>> Placer::TryStart(int32_t j) {
   last_limit_block_.reset();
   last_all_limited_ = false;
   last_headroom_block_.reset();
-  std::vector<int32_t> models = info.models;
+  std::vector<int32_t> models(info.models.begin(), info.models.end());
   if (!info.needs_gpu) models = {kNone};
   int32_t limited = 0;
   for (int32_t m : models) {

@@ -15,7 +15,9 @@ std::vector<const T*> SortedById(const std::vector<T>& items, std::string T::*ke
   std::vector<const T*> out;
   out.reserve(items.size());
   for (const T& item : items) out.push_back(&item);
-  std::sort(out.begin(), out.end(), [key](const T* a, const T* b) { return a->*key < b->*key; });
+  // A host that lists things in id order (as a replay can cheaply) costs one pass, not a sort.
+  const auto by_key = [key](const T* a, const T* b) { return a->*key < b->*key; };
+  if (!std::is_sorted(out.begin(), out.end(), by_key)) std::sort(out.begin(), out.end(), by_key);
   return out;
 }
 
@@ -57,7 +59,14 @@ int32_t SnapshotIndex::FindModel(std::string_view name) const {
 }
 int32_t SnapshotIndex::FindNode(std::string_view id) const { return Lookup(node_by_id_, id); }
 int32_t SnapshotIndex::FindQueue(std::string_view id) const { return Lookup(queue_by_id_, id); }
-int32_t SnapshotIndex::FindJob(std::string_view id) const { return Lookup(job_by_id_, id); }
+// Jobs are sorted by id (unique after validation): a binary search, so that no per-cycle map
+// of thousands of ids is built for the few lookups a cycle makes.
+int32_t SnapshotIndex::FindJob(std::string_view id) const {
+  auto it = std::lower_bound(jobs_.begin(), jobs_.end(), id,
+                             [](const Job* job, std::string_view key) { return job->id < key; });
+  if (it == jobs_.end() || (*it)->id != id) return kNone;
+  return static_cast<int32_t>(it - jobs_.begin());
+}
 
 int32_t SnapshotIndex::FindLevel(std::string_view name) const {
   if (name == "node") return node_level();
@@ -113,22 +122,30 @@ std::string SnapshotIndex::DomainName(int32_t l, int32_t d) const {
 // tree, so "first in topology order" packs work into few racks and blocks.
 void SnapshotIndex::IndexNodes() {
   const auto& levels = snapshot_->topology.levels;
-  std::vector<std::pair<std::vector<std::string>, const Node*>> keyed;
-  keyed.reserve(snapshot_->nodes.size());
-  for (const Node& node : snapshot_->nodes) {
-    std::vector<std::string> key;
-    key.reserve(levels.size() + 1);
-    for (const std::string& level : levels) {
-      const std::string* value = PathValue(node, level);
-      key.push_back(value == nullptr ? std::string() : *value);
+  // Each node's values at the levels, resolved once (nullptr: none, sorting as ""), then the
+  // nodes sorted through them.
+  const size_t width = levels.size();
+  std::vector<const std::string*> values(snapshot_->nodes.size() * width);
+  std::vector<int32_t> order(snapshot_->nodes.size());
+  for (size_t i = 0; i < snapshot_->nodes.size(); ++i) {
+    order[i] = static_cast<int32_t>(i);
+    for (size_t l = 0; l < width; ++l) {
+      values[i * width + l] = PathValue(snapshot_->nodes[i], levels[l]);
     }
-    key.push_back(node.id);
-    keyed.emplace_back(std::move(key), &node);
   }
-  std::sort(keyed.begin(), keyed.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  nodes_.reserve(keyed.size());
-  for (auto& [key, node] : keyed) nodes_.push_back(node);
+  auto value = [&values, width](int32_t i, size_t l) {
+    const std::string* v = values[i * width + l];
+    return v == nullptr ? std::string_view() : std::string_view(*v);
+  };
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    for (size_t l = 0; l < width; ++l) {
+      const int c = value(a, l).compare(value(b, l));
+      if (c != 0) return c < 0;
+    }
+    return snapshot_->nodes[a].id < snapshot_->nodes[b].id;
+  });
+  nodes_.reserve(order.size());
+  for (int32_t i : order) nodes_.push_back(&snapshot_->nodes[i]);
   FillLookup(nodes_, &Node::id, node_by_id_);
 
   const int32_t n_count = node_count();
@@ -160,22 +177,26 @@ void SnapshotIndex::IndexNodes() {
   gpu_index_.resize(g_count);
   gpu_island_.resize(g_count);
   gpu_healthy_.resize(g_count);
+  std::vector<const Gpu*> gpus;
+  std::vector<int32_t> islands;
   for (int32_t n = 0; n < n_count; ++n) {
-    std::vector<Gpu> gpus = nodes_[n]->gpus;
+    gpus.clear();
+    for (const Gpu& gpu : nodes_[n]->gpus) gpus.push_back(&gpu);
+    // Validation made GPU indices unique within a node, so the order is total.
     std::sort(gpus.begin(), gpus.end(),
-              [](const Gpu& a, const Gpu& b) { return a.index < b.index; });
-    std::vector<int32_t> islands;
-    for (const Gpu& gpu : gpus) islands.push_back(gpu.island);
+              [](const Gpu* a, const Gpu* b) { return a->index < b->index; });
+    islands.clear();
+    for (const Gpu* gpu : gpus) islands.push_back(gpu->island);
     std::sort(islands.begin(), islands.end());
     islands.erase(std::unique(islands.begin(), islands.end()), islands.end());
     island_count_[n] = static_cast<int32_t>(islands.size());
     for (size_t i = 0; i < gpus.size(); ++i) {
       const int32_t g = gpu_begin_[n] + static_cast<int32_t>(i);
-      gpu_index_[g] = gpus[i].index;
+      gpu_index_[g] = gpus[i]->index;
       gpu_island_[g] = static_cast<int32_t>(
-          std::lower_bound(islands.begin(), islands.end(), gpus[i].island) - islands.begin());
-      gpu_healthy_[g] = gpus[i].healthy ? 1 : 0;
-      if (gpus[i].healthy) ++healthy_gpus_[n];
+          std::lower_bound(islands.begin(), islands.end(), gpus[i]->island) - islands.begin());
+      gpu_healthy_[g] = gpus[i]->healthy ? 1 : 0;
+      if (gpus[i]->healthy) ++healthy_gpus_[n];
     }
   }
 }
@@ -261,11 +282,27 @@ bool SnapshotIndex::QueueMayUseNode(int32_t q, int32_t n) const {
 
 void SnapshotIndex::IndexJobs() {
   jobs_ = SortedById(snapshot_->jobs, &Job::id);
-  FillLookup(jobs_, &Job::id, job_by_id_);
   job_info_.resize(jobs_.size());
+  // Each job's runs in the flat arrays, as [begin, end) offsets while the arrays grow; the
+  // views are taken once they are complete.
+  struct Runs {
+    size_t models, groups, placements;
+  };
+  std::vector<Runs> begins(jobs_.size() + 1);
+  size_t group_total = 0, placement_total = 0, gpu_total = 0;
+  for (const Job* job : jobs_) {
+    group_total += job->groups.size();
+    placement_total += job->placements.size();
+    for (const ReplicaPlacement& p : job->placements) gpu_total += p.gpus.size();
+  }
+  job_groups_.reserve(group_total);
+  placements_.reserve(placement_total);
+  placement_gpus_.reserve(gpu_total);
+  std::vector<int32_t> accepted, mine;
   for (size_t j = 0; j < jobs_.size(); ++j) {
     const Job& job = *jobs_[j];
     JobInfo& info = job_info_[j];
+    begins[j] = Runs{job_models_.size(), job_groups_.size(), placements_.size()};
     info.job = &job;
     info.queue = FindQueue(job.queue);
     for (int32_t a = info.queue; a != kNone; a = queue_parent_[a]) {
@@ -275,21 +312,23 @@ void SnapshotIndex::IndexJobs() {
         break;
       }
     }
-    info.groups_by_name.resize(job.groups.size());
-    for (size_t g = 0; g < job.groups.size(); ++g) info.groups_by_name[g] = static_cast<int32_t>(g);
-    std::sort(info.groups_by_name.begin(), info.groups_by_name.end(),
+    const size_t groups_begin = job_groups_.size();
+    for (size_t g = 0; g < job.groups.size(); ++g) job_groups_.push_back(static_cast<int32_t>(g));
+    const absl::Span<int32_t> groups_by_name =
+        absl::MakeSpan(job_groups_).subspan(groups_begin, job.groups.size());
+    std::sort(groups_by_name.begin(), groups_by_name.end(),
               [&job](int32_t a, int32_t b) { return job.groups[a].name < job.groups[b].name; });
     // The accepted models of the gang: those every GPU group accepts, in the preference order
     // of the first GPU group (by name) that states one.
-    std::vector<int32_t> accepted;
+    accepted.clear();
     bool restricted = false;
-    for (int32_t g : info.groups_by_name) {
+    for (int32_t g : groups_by_name) {
       const TaskGroup& group = job.groups[g];
       info.gang_milli += group.request.gpu_milli * group.MinReplicas();
       info.gang_cpu_milli += group.request.cpu_milli * group.MinReplicas();
       if (group.request.gpu_milli > 0) info.needs_gpu = true;
       if (group.request.gpu_milli == 0 || group.gpu_models.empty()) continue;
-      std::vector<int32_t> mine;
+      mine.clear();
       for (const std::string& name : group.gpu_models) {
         const int32_t m = FindModel(name);
         if (m == kNone) {
@@ -299,7 +338,7 @@ void SnapshotIndex::IndexJobs() {
         }
       }
       if (!restricted) {
-        accepted = std::move(mine);
+        accepted.swap(mine);
         restricted = true;
       } else {
         std::erase_if(accepted, [&mine](int32_t m) {
@@ -308,35 +347,46 @@ void SnapshotIndex::IndexJobs() {
       }
     }
     if (restricted) {
-      info.models = std::move(accepted);
+      job_models_.insert(job_models_.end(), accepted.begin(), accepted.end());
     } else {
-      for (int32_t m = 0; m < model_count(); ++m) info.models.push_back(m);
+      for (int32_t m = 0; m < model_count(); ++m) job_models_.push_back(m);
     }
     // A gang restricted to a model list that matches nothing has an empty `models` and
     // `names_unknown_model` or an empty intersection; the placement stage reports it.
-    if (restricted && info.models.empty()) info.names_unknown_model = true;
-    for (int32_t g : info.groups_by_name) {
+    if (restricted && accepted.empty()) info.names_unknown_model = true;
+    for (int32_t g : groups_by_name) {
       const TaskGroup& group = job.groups[g];
       if (group.topology.gang_level.has_value()) {
         info.gang_level = FindLevel(*group.topology.gang_level);
         break;
       }
     }
-    // Validation checked every reference of a running placement (node, group, GPUs).
-    info.placements.reserve(job.placements.size());
+    // Validation checked every reference of a running placement (node, group, GPUs). The
+    // arrays were reserved to their final sizes, so these views stay valid.
     for (const ReplicaPlacement& p : job.placements) {
-      RunningPlacement& placement = info.placements.emplace_back();
+      RunningPlacement& placement = placements_.emplace_back();
       placement.node = FindNode(p.node);
       placement.group = FindGroup(static_cast<int32_t>(j), p.group);
       placement.replica = p.replica;
       GPUPOOL_CHECK(placement.node != kNone && placement.group != kNone);
-      placement.gpus.reserve(p.gpus.size());
+      const size_t gpus_begin = placement_gpus_.size();
       for (int32_t gpu_index : p.gpus) {
         const int32_t g = FindGpu(placement.node, gpu_index);
         GPUPOOL_CHECK(g != kNone);
-        placement.gpus.push_back(g);
+        placement_gpus_.push_back(g);
       }
+      placement.gpus = absl::MakeConstSpan(placement_gpus_).subspan(gpus_begin, p.gpus.size());
     }
+  }
+  begins[jobs_.size()] = Runs{job_models_.size(), job_groups_.size(), placements_.size()};
+  for (size_t j = 0; j < jobs_.size(); ++j) {
+    JobInfo& info = job_info_[j];
+    const Runs& b = begins[j];
+    const Runs& e = begins[j + 1];
+    info.models = absl::MakeConstSpan(job_models_).subspan(b.models, e.models - b.models);
+    info.groups_by_name = absl::MakeConstSpan(job_groups_).subspan(b.groups, e.groups - b.groups);
+    info.placements =
+        absl::MakeConstSpan(placements_).subspan(b.placements, e.placements - b.placements);
   }
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/types/span.h"
 #include "gpupool/snapshot.h"
 
 namespace gpupool::internal {
@@ -27,10 +28,11 @@ struct RunningPlacement {
   int32_t group = kNone;  // index in job->groups
   int32_t replica = 0;
   // Flat GPU indices (SnapshotIndex::gpu_*), in the order the placement lists its GPUs.
-  std::vector<int32_t> gpus;
+  absl::Span<const int32_t> gpus;
 };
 
-// A per-job summary the placement stage needs again and again.
+// A per-job summary the placement stage needs again and again. Its lists are views into flat
+// arrays the SnapshotIndex owns (one allocation per list kind per cycle, not per job).
 struct JobInfo {
   const Job* job = nullptr;
   int32_t queue = kNone;
@@ -40,7 +42,7 @@ struct JobInfo {
   Isolation isolation = Isolation::kNone;
   // Accepted GPU models as model indices, in preference order; empty = any model. Names this
   // pool does not have are dropped (and remembered in `names_unknown_model`).
-  std::vector<int32_t> models;
+  absl::Span<const int32_t> models;
   bool names_unknown_model = false;
   // Milli-GPUs of the gang at its minimum size, and whether any group needs GPUs at all.
   int64_t gang_milli = 0;
@@ -50,15 +52,18 @@ struct JobInfo {
   int32_t gang_level = kNone;
   // Indices of the job's groups sorted by group name: the canonical group order, so that the
   // order in which the host lists a job's groups changes nothing.
-  std::vector<int32_t> groups_by_name;
+  absl::Span<const int32_t> groups_by_name;
   // A running job's placements, aligned with job->placements; empty for a pending job.
-  std::vector<RunningPlacement> placements;
+  absl::Span<const RunningPlacement> placements;
 };
 
 class SnapshotIndex {
  public:
   // `snapshot` must have passed ValidateSnapshot() and must outlive the index.
   explicit SnapshotIndex(const Snapshot& snapshot);
+  // Not copyable: JobInfo's lists point into the index's own arrays.
+  SnapshotIndex(const SnapshotIndex&) = delete;
+  SnapshotIndex& operator=(const SnapshotIndex&) = delete;
 
   const Snapshot& snapshot() const { return *snapshot_; }
 
@@ -155,8 +160,7 @@ class SnapshotIndex {
   std::vector<const Node*> nodes_;
   std::vector<const Queue*> queues_;
   std::vector<const Job*> jobs_;
-  absl::flat_hash_map<std::string_view, int32_t> model_by_name_, node_by_id_, queue_by_id_,
-      job_by_id_;
+  absl::flat_hash_map<std::string_view, int32_t> model_by_name_, node_by_id_, queue_by_id_;
 
   std::vector<int32_t> node_model_;
   std::vector<std::vector<int32_t>> nodes_of_model_;
@@ -179,6 +183,10 @@ class SnapshotIndex {
   std::vector<int64_t> queue_limit_;
   std::vector<std::vector<int32_t>> node_owners_;  // sorted queue indices, empty = anyone
   std::vector<JobInfo> job_info_;
+  // The flat arrays JobInfo's lists view: accepted models, groups by name, running placements
+  // and their GPUs, each job's run contiguous.
+  std::vector<int32_t> job_models_, job_groups_, placement_gpus_;
+  std::vector<RunningPlacement> placements_;
 };
 
 }  // namespace gpupool::internal

@@ -71,6 +71,16 @@ class JobValidator {
   // radix sort of those hashes shows whether any two meet; only then are ids compared. Errors of
   // ids still come before errors of items, as in id order.
   absl::Status CheckJobs(const std::vector<Job>& jobs) {
+    // Ids in strictly ascending order (as a host may list them) are neither empty, but for the
+    // first, nor repeated: no hashing needed.
+    const bool ascending =
+        std::adjacent_find(jobs.begin(), jobs.end(),
+                           [](const Job& a, const Job& b) { return !(a.id < b.id); }) == jobs.end();
+    if (ascending && (jobs.empty() || !jobs.front().id.empty())) {
+      SmallestIdError first;
+      for (const Job& job : jobs) first.Offer(job.id, CheckJob(job));
+      return first.status();
+    }
     std::vector<uint64_t>& hashes = hashes_scratch_;
     hashes.clear();
     hashes.reserve(jobs.size());
@@ -305,7 +315,8 @@ class JobValidator {
       return it - groups.begin();
     };
     // Replicas counted per group, aligned with `groups`.
-    std::vector<int64_t> counts(groups.size(), 0);
+    std::vector<int64_t>& counts = counts_scratch_;
+    counts.assign(groups.size(), 0);
     std::vector<int32_t>& gpus = gpus_scratch_;
     // First the keys (group, replica) of every placement, so that of two placements of one
     // replica, the one listed first cannot decide the error; then each placement.
@@ -409,6 +420,7 @@ class JobValidator {
   std::vector<std::string_view> names_scratch_;
   std::vector<int32_t> gpus_scratch_;
   std::vector<uint64_t> hashes_scratch_;
+  std::vector<int64_t> counts_scratch_;
 };
 
 // Checks that what running jobs use of one node fits it.

@@ -36,7 +36,7 @@ VictimSearch::VictimSearch(const SnapshotIndex& index, const WorkingState& state
 
 std::vector<int32_t> VictimSearch::Find(int32_t j, std::vector<int32_t> candidates,
                                         TryVictims simulate) {
-  if (holdings_.empty()) BuildHoldings();
+  if (holding_begin_.empty()) BuildHoldings();
   const bool exact = static_cast<int>(candidates.size()) <= kExactCandidates;
   BuildScopes(j, candidates, exact);
   // Evicting every candidate is the most that can be freed: if no scope could then hold the
@@ -85,23 +85,25 @@ void VictimSearch::AddToKey(PlanKey& key, int32_t v) const {
 // --- What the job needs and where it may go. ---
 
 void VictimSearch::BuildHoldings() {
-  holdings_.resize(index_.job_count());
+  holding_begin_.assign(index_.job_count() + 1, 0);
   for (int32_t v = 0; v < index_.job_count(); ++v) {
+    holding_begin_[v] = static_cast<int32_t>(holdings_.size());
     const JobInfo& info = index_.job(v);
     if (info.job->state != JobState::kRunning || info.queue == kNone) continue;
     for (const RunningPlacement& placement : info.placements) {
       const ResourceRequest& request = info.job->groups[placement.group].request;
-      holdings_[v].push_back(Holding{placement.node, request.MilliPerGpu(), request.cpu_milli,
-                                     request.memory_mib, placement.gpus});
+      holdings_.push_back(Holding{placement.node, request.MilliPerGpu(), request.cpu_milli,
+                                  request.memory_mib, placement.gpus});
     }
   }
+  holding_begin_[index_.job_count()] = static_cast<int32_t>(holdings_.size());
   victim_model_.assign(index_.job_count(), kNone);
   std::vector<int32_t> order;
   std::vector<int32_t> per_node(index_.node_count() + 1, 0);
   for (int32_t v = 0; v < index_.job_count(); ++v) {
-    if (holdings_[v].empty()) continue;
+    if (Holdings(v).empty()) continue;
     order.push_back(v);
-    for (const Holding& holding : holdings_[v]) {
+    for (const Holding& holding : Holdings(v)) {
       const int32_t m = index_.node_model(holding.node);
       victim_model_[v] = victim_model_[v] == kNone || victim_model_[v] == m ? m : kMixedModels;
       ++per_node[holding.node + 1];
@@ -116,7 +118,7 @@ void VictimSearch::BuildHoldings() {
   node_jobs_begin_ = per_node;
   node_jobs_.assign(per_node.back(), kNone);
   for (int32_t v : order) {
-    for (const Holding& holding : holdings_[v]) node_jobs_[per_node[holding.node]++] = v;
+    for (const Holding& holding : Holdings(v)) node_jobs_[per_node[holding.node]++] = v;
   }
   is_candidate_.assign(index_.job_count(), 0);
   freed_gpu_.assign(index_.gpu_count(), 0);
@@ -147,7 +149,7 @@ void VictimSearch::BuildScopes(int32_t j, std::vector<int32_t>& candidates, bool
   ClearFreed();
 
   SetNeed(info);
-  std::vector<int32_t> models = info.models;
+  std::vector<int32_t> models(info.models.begin(), info.models.end());
   if (need_.gpu_count == 0) models = {kNone};
   FindLimits(info, models);
   if (!exact && AllGroupsNeedGpus(info)) DropUnhelpful(j, candidates);
@@ -233,7 +235,7 @@ void VictimSearch::DropUnhelpful(int32_t j, std::vector<int32_t>& candidates) {
   // the job may use, and counts against no limit it would exceed, cannot help.
   std::vector<int8_t> usable(index_.node_count(), -1);
   std::erase_if(candidates, [&](int32_t v) {
-    for (const Holding& holding : holdings_[v]) {
+    for (const Holding& holding : Holdings(v)) {
       int8_t& u = usable[holding.node];
       if (u < 0) u = Usable(j, holding.node, kNone) ? 1 : 0;
       if (u) return false;
@@ -247,7 +249,7 @@ void VictimSearch::ListNodeVictims(int32_t j, const std::vector<int32_t>& candid
   // Candidates of each usable node, in victim order (a job on a node twice counts once).
   for (int32_t v : candidates) is_candidate_[v] = 1;
   for (int32_t v : candidates) {
-    for (const Holding& holding : holdings_[v]) touched_nodes_.push_back(holding.node);
+    for (const Holding& holding : Holdings(v)) touched_nodes_.push_back(holding.node);
   }
   std::sort(touched_nodes_.begin(), touched_nodes_.end());
   touched_nodes_.erase(std::unique(touched_nodes_.begin(), touched_nodes_.end()),
@@ -355,7 +357,7 @@ int64_t VictimSearch::Fit(int32_t n) const {
 }
 
 void VictimSearch::Free(int32_t v, int sign) {
-  for (const Holding& holding : holdings_[v]) {
+  for (const Holding& holding : Holdings(v)) {
     const int32_t n = holding.node;
     if (sign > 0) freed_nodes_touched_.push_back(n);
     freed_cpu_[n] += sign * holding.cpu_milli;
@@ -412,7 +414,7 @@ int64_t VictimSearch::Relief(int32_t v, const LimitNeed& limit) const {
     return victim_model_[v] == limit.slot ? rules_.Milli(v) : 0;
   }
   int64_t milli = 0;
-  for (const Holding& holding : holdings_[v]) {
+  for (const Holding& holding : Holdings(v)) {
     if (index_.node_model(holding.node) == limit.slot) {
       milli += holding.milli_per_gpu * static_cast<int64_t>(holding.gpus.size());
     }
@@ -664,7 +666,7 @@ bool VictimSearch::PlanRoom(int32_t j, const Scope& scope, int64_t target, const
     affected.clear();
     for (int32_t v : std::vector<int32_t>(steps[best])) {
       Take(j, v, plan, tally);
-      for (const Holding& holding : holdings_[v]) {
+      for (const Holding& holding : Holdings(v)) {
         if (scope_pos_[holding.node] >= 0) affected.push_back(scope_pos_[holding.node]);
       }
     }
@@ -748,7 +750,7 @@ std::vector<int32_t> VictimSearch::HoldersOn(const std::vector<int32_t>& chosen,
   std::sort(used.begin(), used.end());
   std::vector<int32_t> kept;
   for (int32_t v : chosen) {
-    const bool holds = std::any_of(holdings_[v].begin(), holdings_[v].end(), [&](const Holding& h) {
+    const bool holds = std::any_of(Holdings(v).begin(), Holdings(v).end(), [&](const Holding& h) {
       return std::binary_search(used.begin(), used.end(), h.node);
     });
     if (holds) kept.push_back(v);

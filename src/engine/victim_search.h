@@ -87,7 +87,7 @@ class VictimSearch {
   struct Holding {
     int32_t node;
     int64_t milli_per_gpu, cpu_milli, memory_mib;
-    std::vector<int32_t> gpus;  // flat GPU ids
+    absl::Span<const int32_t> gpus;  // flat GPU ids, viewed in the SnapshotIndex
   };
   // The replica the search makes room for: one of the job's largest group.
   struct Need {
@@ -218,7 +218,14 @@ class VictimSearch {
   // (kMixedModels if they differ), and its rank in the policy's victim order (prices and
   // priorities do not change within a cycle); per node, the running jobs there in that order.
   static constexpr int32_t kMixedModels = -2;
-  std::vector<std::vector<Holding>> holdings_;
+  // What each running job holds: job v's replicas are holdings_[holding_begin_[v],
+  // holding_begin_[v + 1]) (empty until the first Find() builds them).
+  std::vector<Holding> holdings_;
+  std::vector<int32_t> holding_begin_;
+  absl::Span<const Holding> Holdings(int32_t v) const {
+    return absl::MakeConstSpan(holdings_).subspan(holding_begin_[v],
+                                                  holding_begin_[v + 1] - holding_begin_[v]);
+  }
   std::vector<int32_t> victim_model_, victim_rank_;
   std::vector<int32_t> node_jobs_begin_, node_jobs_;
   // Per job: 1 while it is a candidate of the job being planned.

@@ -57,63 +57,71 @@ WorkingState::WorkingState(const SnapshotIndex& index, const Policy& policy)
 void WorkingState::AddRunningJob(int32_t j) {
   const JobInfo& info = index_.job(j);
   for (const RunningPlacement& placement : info.placements) {
-    const ResourceRequest& request = info.job->groups[placement.group].request;
-    Allocate(j, placement.node, placement.gpus, request.MilliPerGpu(), request.gpu_memory_mib,
-             request.cpu_milli, request.memory_mib);
-    if (held_.empty()) held_.resize(index_.job_count());
-    held_[j].push_back(Held{placement.node, placement.gpus, request.MilliPerGpu(),
-                            request.gpu_memory_mib, request.cpu_milli, request.memory_mib,
-                            placement.group, placement.replica});
+    const Held held = HeldOf(j, placement);
+    Allocate(j, held.node, held.gpus, held.milli, held.gpu_memory_mib, held.cpu_milli,
+             held.memory_mib);
+    if (running_.empty()) running_.assign(index_.job_count(), 0);
+    running_[j] = 1;
   }
   Commit();
 }
 
+WorkingState::Held WorkingState::HeldOf(int32_t j, const RunningPlacement& placement) const {
+  const ResourceRequest& request = index_.job(j).job->groups[placement.group].request;
+  return Held{placement.node,    placement.gpus,     request.MilliPerGpu(), request.gpu_memory_mib,
+              request.cpu_milli, request.memory_mib, placement.group,       placement.replica};
+}
+
 int64_t WorkingState::running_milli(int32_t j) const {
-  if (held_.empty()) return 0;
+  if (running_.empty() || running_[j] == 0) return 0;
   int64_t total = 0;
-  for (const Held& held : held_[j]) {
+  for (const RunningPlacement& placement : index_.job(j).placements) {
+    const Held held = HeldOf(j, placement);
     total += held.milli * static_cast<int64_t>(held.gpus.size());
   }
   return total;
 }
 
 int32_t WorkingState::running_replicas(int32_t j, int32_t group) const {
-  if (held_.empty()) return 0;
+  if (running_.empty() || running_[j] == 0) return 0;
   int32_t count = 0;
-  for (const Held& held : held_[j]) count += held.group == group ? 1 : 0;
+  for (const RunningPlacement& placement : index_.job(j).placements) {
+    count += placement.group == group ? 1 : 0;
+  }
   return count;
 }
 
 void WorkingState::ShrinkRunningGroup(int32_t j, int32_t group, int32_t keep) {
-  if (held_.empty() || held_[j].empty()) return;
+  if (running_.empty() || running_[j] == 0) return;
   if (released_.empty()) released_.assign(index_.job_count(), 0);
   if (released_[j] != 0) return;
   Set(released_, j, 1);
-  std::vector<const Held*> replicas;
-  for (const Held& held : held_[j]) {
-    if (held.group == group) replicas.push_back(&held);
+  std::vector<const RunningPlacement*> replicas;
+  for (const RunningPlacement& placement : index_.job(j).placements) {
+    if (placement.group == group) replicas.push_back(&placement);
   }
-  std::sort(replicas.begin(), replicas.end(),
-            [](const Held* a, const Held* b) { return a->replica < b->replica; });
+  std::sort(
+      replicas.begin(), replicas.end(),
+      [](const RunningPlacement* a, const RunningPlacement* b) { return a->replica < b->replica; });
   for (size_t i = static_cast<size_t>(std::max(keep, 0)); i < replicas.size(); ++i) {
-    Free(j, *replicas[i]);
+    Free(j, HeldOf(j, *replicas[i]));
   }
 }
 
 bool WorkingState::OnHeldNode(int32_t j) const {
-  if (held_.empty()) return false;
-  for (const Held& held : held_[j]) {
-    if (held_node_[held.node] != 0) return true;
+  if (running_.empty() || running_[j] == 0) return false;
+  for (const RunningPlacement& placement : index_.job(j).placements) {
+    if (held_node_[placement.node] != 0) return true;
   }
   return false;
 }
 
 void WorkingState::ReleaseRunningJob(int32_t j) {
-  if (held_.empty() || held_[j].empty()) return;
+  if (running_.empty() || running_[j] == 0) return;
   if (released_.empty()) released_.assign(index_.job_count(), 0);
   if (released_[j] != 0) return;
   Set(released_, j, 1);
-  for (const Held& held : held_[j]) Free(j, held);
+  for (const RunningPlacement& placement : index_.job(j).placements) Free(j, HeldOf(j, placement));
 }
 
 // The inverse of Allocate(). Tenant marks are cleared when a GPU or node becomes empty; a node
@@ -162,7 +170,7 @@ void WorkingState::Refresh() const {
   stale_nodes_.clear();
 }
 
-void WorkingState::Allocate(int32_t j, int32_t n, const std::vector<int32_t>& gpus, int64_t milli,
+void WorkingState::Allocate(int32_t j, int32_t n, absl::Span<const int32_t> gpus, int64_t milli,
                             int64_t gpu_memory_mib, int64_t cpu_milli, int64_t memory_mib,
                             bool charge_queue) {
   const JobInfo& info = index_.job(j);

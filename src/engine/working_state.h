@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/container/btree_set.h"
+#include "absl/types/span.h"
 #include "gpupool/policy.h"
 #include "snapshot_index.h"
 
@@ -85,14 +86,14 @@ class WorkingState {
   // their memory), CPU and memory on node n for a replica of job j, and charges the job's queue
   // and its ancestors for `model` (unless `charge_queue` is false: capacity a reservation holds
   // beyond what its job needs, reserve.h).
-  void Allocate(int32_t job, int32_t n, const std::vector<int32_t>& gpus, int64_t milli,
+  void Allocate(int32_t job, int32_t n, absl::Span<const int32_t> gpus, int64_t milli,
                 int64_t gpu_memory_mib, int64_t cpu_milli, int64_t memory_mib,
                 bool charge_queue = true);
 
   // The inverse of Allocate() called with the same arguments: gives back capacity held for a
   // reservation (reserve.h), so that a backfill may use it, and empties nodes of work placed in
   // this cycle for consolidation's probes (consolidate.h). Undoable.
-  void Deallocate(int32_t job, int32_t n, const std::vector<int32_t>& gpus, int64_t milli,
+  void Deallocate(int32_t job, int32_t n, absl::Span<const int32_t> gpus, int64_t milli,
                   int64_t gpu_memory_mib, int64_t cpu_milli, int64_t memory_mib,
                   bool charge_queue = true) {
     Free(job, Held{n, gpus, milli, gpu_memory_mib, cpu_milli, memory_mib, 0, 0, charge_queue});
@@ -141,14 +142,16 @@ class WorkingState {
     undo_.push_back({&array[i], array[i]});
     array[i] = value;
   }
-  // One replica of a running job, as AddRunningJob() found it.
+  // One replica of a running job, as AddRunningJob() found it (HeldOf()), or what Deallocate()
+  // gives back.
   struct Held {
     int32_t node;
-    std::vector<int32_t> gpus;
+    absl::Span<const int32_t> gpus;
     int64_t milli, gpu_memory_mib, cpu_milli, memory_mib;
     int32_t group, replica;
     bool charged = true;  // charged to the job's queue (Allocate()'s charge_queue)
   };
+  Held HeldOf(int32_t job, const RunningPlacement& placement) const;
   void Free(int32_t job, const Held& held);
   // Adds the given amounts to node n's free GPU, CPU and memory and to the per-model and
   // per-domain aggregates over it, and `queue_milli` to the usage of job j's queue and its
@@ -193,8 +196,9 @@ class WorkingState {
   // Nodes whose key may differ from indexed_key_ (each once), and a flag per node.
   mutable std::vector<int32_t> stale_nodes_;
   mutable std::vector<uint8_t> stale_;
-  // Per job: what it holds, if it is running, and whether it has been released (1) or not (0).
-  std::vector<std::vector<Held>> held_;
+  // Per job: 1 once AddRunningJob() placed its running replicas (empty until a job runs), and
+  // whether it has been released (1) or not (0).
+  std::vector<uint8_t> running_;
   std::vector<int64_t> released_;
 
   struct Undo {

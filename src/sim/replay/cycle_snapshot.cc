@@ -204,10 +204,10 @@ const Snapshot& CycleSnapshot::Build(int64_t now, const RunState& state) {
   UpdateEntitlements(state);
   if (prune_) {
     AddStandIns(now, state);
+    AddPrunedPending(state);
   } else {
-    AddRunning(now, state);
+    AddAllJobs(now, state);
   }
-  AddPending(state);
   snapshot_.jobs.erase(snapshot_.jobs.begin() + static_cast<std::ptrdiff_t>(jobs_built_),
                        snapshot_.jobs.end());
   return snapshot_;
@@ -271,71 +271,77 @@ void CycleSnapshot::AddStandIns(int64_t now, const RunState& state) {
   }
 }
 
-void CycleSnapshot::AddRunning(int64_t now, const RunState& state) {
-  for (int32_t i : state.running()) {
-    const JobRun& run = state.job(i);
-    Job& job = NextJob(templates_[i]);
-    const int64_t service = ServiceAt(run, now);
-    const auto tenant = static_cast<size_t>(run.tenant);
-    // A running job is already counted in its tenant's usage.
-    job.priority = Priority(run, service, state.usage_milli()[tenant], true);
-    job.state = JobState::kRunning;
-    job.start_time = run.run_start;
-    job.placements = run.placements;
-    job.attained_service_s = service;
-    // Its cluster holds no more GPUs than its entitlement (entitlements exist with a boost).
-    const bool within_share =
-        !entitled_milli_.empty() && state.usage_milli()[tenant] <= entitled_milli_[tenant];
-    // A job the starvation guard served (ReplayOptions::starved_min_run_s) stays a while, with
-    // starved_min_run_within_share only while its cluster holds no more than its entitlement.
-    if (options_.starved_min_run_s > 0 &&
-        (!options_.starved_min_run_within_share || within_share) &&
-        run.run_start - run.pending_since > options_.policy.starvation_bound_s) {
-      job.min_runtime_s = options_.starved_min_run_s;
-    }
-    job.checkpointing.interval_s = checkpoints_.interval_s();
-    job.checkpointing.restore_time_s = checkpoints_.RestoreCost();
-    job.checkpointing.last_checkpoint_time = checkpoints_.LastCheckpointTime(run, now);
-    // A job of a cluster within its share is a victim only while it would lose little
-    // (ReplayOptions::max_victim_lost_within_share_s), counted as the engine counts lost work.
-    if (const std::optional<int64_t>& most = options_.max_victim_lost_within_share_s;
-        most.has_value() && within_share) {
-      const int64_t kept =
-          std::max(run.run_start, job.checkpointing.last_checkpoint_time.value_or(run.run_start));
-      if (now - kept > *most) job.preemptible = false;
+void CycleSnapshot::AddAllJobs(int64_t now, const RunState& state) {
+  auto running = state.running().begin();
+  auto pending = state.pending().begin();
+  while (running != state.running().end() || pending != state.pending().end()) {
+    if (pending == state.pending().end() ||
+        (running != state.running().end() && *running < *pending)) {
+      AddRunning(now, state, *running++);
+    } else {
+      AddPending(state, *pending++);
     }
   }
 }
 
-void CycleSnapshot::AddPending(const RunState& state) {
-  std::vector<int32_t> to_send;
-  if (prune_) {
-    // Of the waiting jobs of g GPUs at most free / g can start, and if one of them fails all
-    // later ones fail too: only the first free / g of each size, in FIFO order.
-    const int64_t free = state.free_gpus();
-    std::map<int32_t, int64_t> sent_by_size;
-    for (const auto& [submit, i] : state.pending_fifo()) {
-      const int32_t g = state.job(i).gpus;
-      if (g > free) continue;
-      int64_t& sent = sent_by_size[g];
-      if (sent >= free / g) continue;
-      ++sent;
-      to_send.push_back(i);
-    }
-  } else {
-    to_send.assign(state.pending().begin(), state.pending().end());
+void CycleSnapshot::AddRunning(int64_t now, const RunState& state, int32_t i) {
+  const JobRun& run = state.job(i);
+  Job& job = NextJob(templates_[i]);
+  const int64_t service = ServiceAt(run, now);
+  const auto tenant = static_cast<size_t>(run.tenant);
+  // A running job is already counted in its tenant's usage.
+  job.priority = Priority(run, service, state.usage_milli()[tenant], true);
+  job.state = JobState::kRunning;
+  job.start_time = run.run_start;
+  job.placements = run.placements;
+  job.attained_service_s = service;
+  // Its cluster holds no more GPUs than its entitlement (entitlements exist with a boost).
+  const bool within_share =
+      !entitled_milli_.empty() && state.usage_milli()[tenant] <= entitled_milli_[tenant];
+  // A job the starvation guard served (ReplayOptions::starved_min_run_s) stays a while, with
+  // starved_min_run_within_share only while its cluster holds no more than its entitlement.
+  if (options_.starved_min_run_s > 0 && (!options_.starved_min_run_within_share || within_share) &&
+      run.run_start - run.pending_since > options_.policy.starvation_bound_s) {
+    job.min_runtime_s = options_.starved_min_run_s;
   }
-  for (int32_t i : to_send) {
-    const JobRun& run = state.job(i);
-    Job& job = NextJob(templates_[i]);
-    job.attained_service_s = run.service_before;
-    job.pending_since = run.pending_since;
-    job.priority = Priority(
-        run, run.service_before,
-        state.usage_milli()[static_cast<size_t>(run.tenant)] + run.gpus * kMilliPerGpu, false);
-    job.checkpointing.interval_s = checkpoints_.interval_s();
-    job.checkpointing.restore_time_s = checkpoints_.RestoreCost();
+  job.checkpointing.interval_s = checkpoints_.interval_s();
+  job.checkpointing.restore_time_s = checkpoints_.RestoreCost();
+  job.checkpointing.last_checkpoint_time = checkpoints_.LastCheckpointTime(run, now);
+  // A job of a cluster within its share is a victim only while it would lose little
+  // (ReplayOptions::max_victim_lost_within_share_s), counted as the engine counts lost work.
+  if (const std::optional<int64_t>& most = options_.max_victim_lost_within_share_s;
+      most.has_value() && within_share) {
+    const int64_t kept =
+        std::max(run.run_start, job.checkpointing.last_checkpoint_time.value_or(run.run_start));
+    if (now - kept > *most) job.preemptible = false;
   }
+}
+
+void CycleSnapshot::AddPrunedPending(const RunState& state) {
+  // Of the waiting jobs of g GPUs at most free / g can start, and if one of them fails all later
+  // ones fail too: only the first free / g of each size, in FIFO order.
+  const int64_t free = state.free_gpus();
+  std::map<int32_t, int64_t> sent_by_size;
+  for (const auto& [submit, i] : state.pending_fifo()) {
+    const int32_t g = state.job(i).gpus;
+    if (g > free) continue;
+    int64_t& sent = sent_by_size[g];
+    if (sent >= free / g) continue;
+    ++sent;
+    AddPending(state, i);
+  }
+}
+
+void CycleSnapshot::AddPending(const RunState& state, int32_t i) {
+  const JobRun& run = state.job(i);
+  Job& job = NextJob(templates_[i]);
+  job.attained_service_s = run.service_before;
+  job.pending_since = run.pending_since;
+  job.priority = Priority(
+      run, run.service_before,
+      state.usage_milli()[static_cast<size_t>(run.tenant)] + run.gpus * kMilliPerGpu, false);
+  job.checkpointing.interval_s = checkpoints_.interval_s();
+  job.checkpointing.restore_time_s = checkpoints_.RestoreCost();
 }
 
 }  // namespace gpupool::sim::internal

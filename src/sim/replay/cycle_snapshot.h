@@ -81,8 +81,14 @@ class CycleSnapshot {
   // snapshot_.nodes from all_nodes_: those in the pool, with the windows announced at `now`.
   void BuildNodes(int64_t now);
   void AddStandIns(int64_t now, const RunState& state);
-  void AddRunning(int64_t now, const RunState& state);
-  void AddPending(const RunState& state);
+  // Every running and every pending job, merged in index order, which is job-id order (ids are
+  // "j" and the index in six digits or more, all of one width below a million jobs): the engine
+  // then finds the jobs already sorted and skips its own sort.
+  void AddAllJobs(int64_t now, const RunState& state);
+  void AddRunning(int64_t now, const RunState& state, int32_t i);
+  void AddPending(const RunState& state, int32_t i);
+  // The pruned cycle's waiting jobs (see above), in FIFO order.
+  void AddPrunedPending(const RunState& state);
   // The next job of snapshot_.jobs, a copy of `from`. The jobs of the previous cycle are
   // assigned over, not destroyed and built again, so that their strings and vectors keep their
   // memory: most of the cycle's allocations otherwise.
