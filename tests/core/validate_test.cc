@@ -785,6 +785,29 @@ TEST(ValidateTest, SmallestDuplicateIdIsReported) {
   }
 }
 
+// Jobs listed in id order (as a replay host lists them, which skips the hashing of ids) are
+// checked like any other list: the smallest id's error is reported, an empty first id is refused,
+// and a repeat, being out of strict order, is still found.
+TEST(ValidateTest, JobsInIdOrderAreCheckedLikeAnyOther) {
+  auto in_order = [](Snapshot s) {
+    std::sort(s.jobs.begin(), s.jobs.end(), [](const Job& a, const Job& b) { return a.id < b.id; });
+    return s;
+  };
+  Snapshot bad = RichSnapshot();
+  JobById(bad, "j4").groups[0].replicas = 0;
+  JobById(bad, "j2").queue = "";
+  EXPECT_EQ(std::string(ValidateSnapshot(in_order(bad)).message()),
+            "jobs[j2].queue: must not be empty");
+  Snapshot empty = RichSnapshot();
+  empty.jobs.push_back(MakePendingJob("", "org", GpuRequest(0)));
+  EXPECT_EQ(std::string(ValidateSnapshot(in_order(empty)).message()),
+            "jobs[].id: must not be empty");
+  Snapshot repeat = RichSnapshot();
+  repeat.jobs.push_back(MakePendingJob("j3", "org", GpuRequest(0)));
+  EXPECT_EQ(std::string(ValidateSnapshot(in_order(repeat)).message()), "jobs[j3].id: duplicate id");
+  EXPECT_TRUE(ValidateSnapshot(in_order(RichSnapshot())).ok());
+}
+
 // Extreme values everywhere are refused without overflow or crash (run under sanitizers).
 TEST(ValidateTest, ExtremeValuesAreRefusedWithoutOverflow) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
