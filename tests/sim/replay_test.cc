@@ -176,8 +176,9 @@ TEST(Replay, CheckpointWakeUpsComeNoSoonerThanTheGap) {
 //     7,010 L is level 2 (priority -1) but 1,610 s past its checkpoint; A evicts it at the
 //     wake-up at L's checkpoint at 7,200 (L keeps 7,200 s of work).
 //   - L waits (priority -4, below running A's -1 with the kept boost) and starves after
-//     7,200 + 165,600 = 172,800. The periodic cycles come at 7,200 + 7,000k; at 175,200 L gets
-//     a reservation that drains the node, but A is 600 s past its checkpoint at 174,600.
+//     7,200 + 162,000 = 169,200. The periodic cycles come at 7,200 + 7,000k; at 175,200 (the
+//     first after 168,200) L gets a reservation that drains the node, but A is 600 s past its
+//     checkpoint at 174,600.
 //   - The host wakes at A's next checkpoint, 176,400: A goes, losing only its restore, and L
 //     restarts, ending at 176,400 + 60 + 10,000 = 186,460; A (30,800 s left) then ends at
 //     186,460 + 60 + 30,800 = 217,320.
@@ -187,7 +188,7 @@ TEST(Replay, CheckpointWakeUpsComeNoSoonerThanTheGap) {
 TEST(Replay, StarvingDrainWakesAtTheCheckpointsOfTheJobsInItsWay) {
   const std::vector<TraceJob> jobs = {J(0, 8, 17200, "a"), J(10, 8, 200000, "a")};
   ReplayOptions options = Named("default", kOneNode);
-  ASSERT_EQ(options.policy.starvation_bound_s, 165600);
+  ASSERT_EQ(options.policy.starvation_bound_s, 162000);  // 45 h
   ASSERT_TRUE(options.policy.preemption.starving_drain);
   options.wake_up_every_s = 7000;
   auto r = RunReplay(options, jobs);
@@ -416,7 +417,8 @@ TEST(Replay, BadWakeUpAtCheckpointsIsInvalidArgument) {
 
 // ReplayOptions::starved_min_run_s keeps a job the starvation guard served from eviction. One
 // node, `default` (checkpoints every 1,800 s of work, 60 s restores, victims after 3,600 s of
-// running and at most 120 s past a checkpoint, the guard at 165,600 s of waiting).
+// running and at most 120 s past a checkpoint, and the guard at 165,600 s of waiting, set here:
+// `default`'s 162,000 moves every time below).
 //   - L (8 GPUs, 173,600 s) starts at 0. A (8 GPUs, 168,400 s) arrives at 10 and evicts L at
 //     its checkpoint at 3,600 (L is level 2 from 900 s, priority -1 with the kept boost; A is
 //     level 0, priority 0).
@@ -443,7 +445,7 @@ TEST(Replay, StarvedMinRunKeepsAJobServedForStarving) {
   const std::vector<TraceJob> jobs = {J(0, 8, 173600, "a"), J(10, 8, 168400, "a"),
                                       J(200000, 1, 100, "a")};
   ReplayOptions options = Named("default", kOneNode);
-  ASSERT_EQ(options.policy.starvation_bound_s, 165600);
+  options.policy.starvation_bound_s = 165600;
   // `default` keeps such a job 3 days, within its cluster's share, and lets a starving job with
   // no other way in take it; one cluster here, which is always within its share.
   ASSERT_EQ(options.starved_min_run_s, 3 * 86400);
@@ -486,20 +488,21 @@ TEST(Replay, StarvedMinRunKeepsAJobServedForStarving) {
 
 // ReplayOptions::starved_min_run_within_share (on in `default`) keeps a served job only while its
 // cluster holds no more than its entitlement. The jobs of StarvedMinRunKeepsAJobServedForStarving
-// under `default` (3 days), but N is of cluster "b", whose late job (1 GPU for 2,736,000 s from
-// 1,000,000, when the others have ended) gives "a" and "b" guarantees of about 4 GPUs each
-// (2,736,000 and 2,736,100 GPU-seconds of 5,472,100: 3,999 and 4,000 milli-GPUs). Until 200,000
-// "b" asks for nothing, so "a" is entitled to all 8 GPUs and everything goes as there: L,
-// served for starving, restarts at 171,000. When N arrives at 200,000, "a" (L running, A
-// waiting: 16 GPUs of demand) is entitled to 7 GPUs (its 3.999, and the 3.001 that "b", asking
-// for 1, leaves) and holds 8. So L is not kept, and N, boosted ("b" is within its entitlement),
-// evicts it at its checkpoint at 201,660, as when nothing is kept: A drains L at 336,820 and ends
-// at 337,880, L at 342,340. Kept whatever its cluster holds, L stays until A, starving with no
-// other way in, drains it at 338,460; A ends at 339,520 and N starts then.
+// under `default` (3 days; with that test's guard at 165,600 s), but N is of cluster "b", whose
+// late job (1 GPU for 2,736,000 s from 1,000,000, when the others have ended) gives "a" and "b"
+// guarantees of about 4 GPUs each (2,736,000 and 2,736,100 GPU-seconds of 5,472,100: 3,999 and
+// 4,000 milli-GPUs). Until 200,000 "b" asks for nothing, so "a" is entitled to all 8 GPUs and
+// everything goes as there: L, served for starving, restarts at 171,000. When N arrives at 200,000,
+// "a" (L running, A waiting: 16 GPUs of demand) is entitled to 7 GPUs (its 3.999, and the 3.001
+// that "b", asking for 1, leaves) and holds 8. So L is not kept, and N, boosted ("b" is within its
+// entitlement), evicts it at its checkpoint at 201,660, as when nothing is kept: A drains L at
+// 336,820 and ends at 337,880, L at 342,340. Kept whatever its cluster holds, L stays until A,
+// starving with no other way in, drains it at 338,460; A ends at 339,520 and N starts then.
 TEST(Replay, StarvedMinRunWithinShareKeepsNoJobOfAClusterBeyondIt) {
   const std::vector<TraceJob> jobs = {J(0, 8, 173600, "a"), J(10, 8, 168400, "a"),
                                       J(200000, 1, 100, "b"), J(1000000, 1, 2736000, "b")};
   ReplayOptions options = Named("default", kOneNode);
+  options.policy.starvation_bound_s = 165600;
   auto within = RunReplay(options, jobs);
   ASSERT_TRUE(within.ok()) << within.status();
   EXPECT_EQ(within->jobs[2].first_start, 201660);

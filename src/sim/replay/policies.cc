@@ -82,13 +82,15 @@ absl::StatusOr<ReplayOptions> MakeReplayOptions(std::string_view policy_name) {
     //     2017-09-04 to 2017-12-08 the GPU-hours lost fall on nearly every window (October 354
     //     -> 294) at the same mean JCT, and issue 10's targets hold on 89 start days instead of
     //     86;
-    //   - a starvation guard at 46 hours: a job waiting longer is served first, outranks every
+    //   - a starvation guard at 45 hours: a job waiting longer is served first, outranks every
     //     running job and gets capacity held where it can start soonest (a reservation), which
     //     drains its nodes (preemption.starving_drain): the jobs in its way go as each becomes
     //     a cheap victim, instead of all at one moment, which for a gang of a whole rack never
     //     comes. Draining takes up to about two hours (an hour of min_victim_run_s and a
-    //     checkpoint interval), so the guard starts two hours before the 2-day bound it keeps
-    //     (at 47 hours the whole trace's longest wait was 63 s over it);
+    //     checkpoint interval), more once victims within their cluster's share must be within
+    //     30 s of a checkpoint (below), so the guard starts three hours before the 2-day bound
+    //     it keeps (at 47 hours the whole trace's longest wait was 63 s over it; at 46 hours,
+    //     with the 30 s, 518 s over; at 45 hours 1.97 days);
     //   - a job the guard served is kept from eviction for 3 days while its cluster holds no
     //     more than its entitlement (ReplayOptions::starved_min_run_s,
     //     starved_min_run_within_share), except by a starving job with no earlier way in
@@ -110,7 +112,7 @@ absl::StatusOr<ReplayOptions> MakeReplayOptions(std::string_view policy_name) {
     policy.preemption.enabled = true;
     policy.preemption.max_victim_lost_s = 100;
     policy.preemption.min_victim_run_s = 3600;
-    policy.starvation_bound_s = 2 * 86400 - 2 * 3600;
+    policy.starvation_bound_s = 2 * 86400 - 3 * 3600;
     policy.preemption.starving_drain = true;
     options.wake_up_every_s = 300;  // victims become cheap as they checkpoint, not at events
     options.wake_up_at_checkpoints_s = 10;
