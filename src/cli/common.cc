@@ -30,19 +30,29 @@ bool WriteOutput(const std::string& path, const std::string& text) {
 
 void PrintError(const absl::Status& status) { PrintError(std::string(status.message())); }
 
+namespace {
+
+// `status` with its message prefixed by the file it is about.
+absl::Status NamingFile(const std::string& path, const absl::Status& status) {
+  return absl::Status(status.code(), path + ": " + std::string(status.message()));
+}
+
+}  // namespace
+
 absl::StatusOr<Snapshot> LoadValidSnapshot(const std::string& path) {
   absl::StatusOr<Snapshot> snapshot = io::ReadSnapshotFile(path);
   if (!snapshot.ok()) return snapshot.status();  // Already names the file.
-  absl::Status valid = ValidateSnapshot(*snapshot);
-  if (!valid.ok()) {
-    return absl::Status(valid.code(), path + ": " + std::string(valid.message()));
-  }
+  if (absl::Status valid = ValidateSnapshot(*snapshot); !valid.ok()) return NamingFile(path, valid);
   return snapshot;
 }
 
 absl::StatusOr<Policy> LoadPolicy(const std::string& path) {
   if (path.empty()) return Policy();
-  return io::ReadPolicyFile(path);
+  absl::StatusOr<Policy> policy = io::ReadPolicyFile(path);
+  if (!policy.ok()) return policy.status();  // Already names the file.
+  // Checked here, not only by Schedule(), so that the error names the policy's file.
+  if (absl::Status valid = ValidatePolicy(*policy); !valid.ok()) return NamingFile(path, valid);
+  return policy;
 }
 
 absl::StatusOr<ScheduledSnapshot> LoadAndSchedule(const std::string& snapshot_path,
@@ -52,10 +62,7 @@ absl::StatusOr<ScheduledSnapshot> LoadAndSchedule(const std::string& snapshot_pa
   absl::StatusOr<Policy> policy = LoadPolicy(policy_path);
   if (!policy.ok()) return policy.status();
   absl::StatusOr<Decisions> decisions = Schedule(*snapshot, *policy);
-  if (!decisions.ok()) {
-    return absl::Status(decisions.status().code(),
-                        snapshot_path + ": " + std::string(decisions.status().message()));
-  }
+  if (!decisions.ok()) return NamingFile(snapshot_path, decisions.status());
   return ScheduledSnapshot{std::move(*snapshot), std::move(*decisions)};
 }
 

@@ -41,6 +41,7 @@
 #include "headroom.h"
 #include "internal/check.h"
 #include "order.h"
+#include "reserve.h"
 
 namespace gpupool::internal {
 namespace {
@@ -335,6 +336,27 @@ Moves Compose(const Snapshot& snapshot, const Snapshot& settled, const History& 
   return out;
 }
 
+// An overrun backfilled job that a pass evicted for a reservation (backfill.overrun "preempt")
+// and a later pass started again in the same place, because it comes before the reserving job in
+// job order, leaves the cycle where it began: evicted again, it would start again, and the passes
+// would go round until the cap. It stays for the rest of the cycle, counted as under "wait"
+// (SnapshotIndex::overrun_stays). Adds such jobs of `settled` to `stays`.
+void NoteOverrunStays(const Snapshot& snapshot, const Snapshot& settled, const History& history,
+                      const Policy& policy, std::vector<std::string>& stays) {
+  // ApplyDecisions() keeps the jobs in place: job i of `settled` is job i of `snapshot`.
+  for (size_t i = 0; i < snapshot.jobs.size(); ++i) {
+    const Job& before = snapshot.jobs[i];
+    const Job& after = settled.jobs[i];
+    if (!OverrunAt(before, policy, snapshot.now) || after.state != JobState::kRunning ||
+        !history.first_preempt.count(before.id) ||
+        !SamePlace(before.placements, after.placements) ||
+        std::find(stays.begin(), stays.end(), before.id) != stays.end()) {
+      continue;
+    }
+    stays.push_back(before.id);
+  }
+}
+
 Moves MovesOf(const Decisions& d) {
   return Moves{d.starts, d.preemptions, d.migrations, d.resizes};
 }
@@ -376,6 +398,7 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   bool last_changes = true;
   Policy pass_policy = policy;
   SettleState state(snapshot, first.node_actions);
+  std::vector<std::string> overrun_stays;
   for (int pass = 1; pass < kMaxPasses; ++pass) {
     // What the budgets (0: unbounded) leave for this pass; a spent one ends the settling.
     bool spent = false;
@@ -390,7 +413,11 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
           pass_policy.budgets.max_preemption_plans);
     share(policy.consolidation.max_plans, work.consolidation_plans,
           pass_policy.consolidation.max_plans);
-    if (spent) break;
+    if (spent) {
+      // The cycle is cut before it settled: say so, as a pass that ran out does.
+      work.budget_exhausted = true;
+      break;
+    }
     // The state the host will be in once it carries out the decisions so far.
     state.Reset();
     state.Apply(composed);
@@ -405,7 +432,7 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
           s.job, starving ? std::numeric_limits<int64_t>::max() : int64_t{job.priority});
     }
     // The cycle reports the first pass's fingerprint: a later pass computes none.
-    later = RunCyclePass(state.get(), pass_policy, tentative, /*fingerprint=*/false);
+    later = RunCyclePass(state.get(), pass_policy, tentative, /*fingerprint=*/false, overrun_stays);
     if (observe) observe(state.get(), later);
     AddWork(work, later.counters);
     last = &later;
@@ -418,6 +445,9 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
     // the first pass's actions already made.
     state.Apply(later);
     composed = Compose(snapshot, state.get(), history);
+    if (policy.backfill.enabled && policy.backfill.overrun == OverrunAction::kPreempt) {
+      NoteOverrunStays(snapshot, state.get(), history, policy, overrun_stays);
+    }
   }
   // The settled pass's pending reasons, reservations and headroom (`last` may be `first`, whose
   // other parts the cycle keeps).

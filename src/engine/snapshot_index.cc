@@ -402,4 +402,13 @@ void SnapshotIndex::MarkTentative(const std::vector<std::pair<std::string, int64
   }
 }
 
+void SnapshotIndex::MarkOverrunStays(const std::vector<std::string>& ids) {
+  if (ids.empty()) return;
+  overrun_stays_.assign(jobs_.size(), 0);
+  for (const std::string& id : ids) {
+    const int32_t j = FindJob(id);
+    if (j != kNone) overrun_stays_[j] = 1;
+  }
+}
+
 }  // namespace gpupool::internal

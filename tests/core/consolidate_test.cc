@@ -291,6 +291,26 @@ TEST(ConsolidateTest, PlanBudgetBoundsTheSearch) {
   EXPECT_TRUE(d->counters.budget_exhausted);
 }
 
+// The first pass spends the whole budget (two probes of the wait over the two nodes, one move
+// set tried, one to take it): the move stands, but no settling pass runs, and the counters say so.
+TEST(ConsolidateTest, ABudgetSpentInTheFirstPassEndsTheSettling) {
+  Policy policy = ConsolidatingPolicy();
+  policy.consolidation.max_plans = 4;
+  absl::StatusOr<Decisions> d = Schedule(TwoNodes(), policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->migrations.size(), 1u);
+  EXPECT_EQ(d->counters.consolidation_plans, 4);
+  EXPECT_EQ(d->counters.passes, 1);
+  EXPECT_TRUE(d->counters.budget_exhausted);
+  // Unbounded, the same cycle settles in a second pass that moves nothing.
+  policy.consolidation.max_plans = 0;
+  absl::StatusOr<Decisions> settled = Schedule(TwoNodes(), policy);
+  ASSERT_TRUE(settled.ok()) << settled.status();
+  EXPECT_EQ(settled->migrations.size(), 1u);
+  EXPECT_EQ(settled->counters.passes, 2);
+  EXPECT_FALSE(settled->counters.budget_exhausted);
+}
+
 // --- The oracle. ---
 
 int64_t Price(const Job& job, int64_t now) {

@@ -673,6 +673,8 @@ TEST(PropertyTest, PreemptionReachesAFixedPoint) {
     ASSERT_TRUE(policy.preemption.enabled);
     absl::StatusOr<Decisions> a = Schedule(snapshot, policy);
     ASSERT_TRUE(a.ok()) << a.status();
+    // Settled, not cut at the cap of 8 passes (docs/engine.md, "Settling").
+    EXPECT_LT(a->counters.passes, 8);
     Snapshot applied = WithVictimsEvicted(snapshot, *a);
     ASSERT_TRUE(ApplyStarts(*a, applied).ok());
     absl::StatusOr<Decisions> b = Schedule(applied, policy);
