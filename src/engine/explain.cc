@@ -33,6 +33,54 @@ const T* FindByJob(const std::vector<T>& items, std::string_view job) {
   return it != items.end() && it->job == job ? &*it : nullptr;
 }
 
+std::string DescribeReservation(const ReserveDecision& reservation) {
+  std::string nodes;
+  for (const std::string& node : reservation.nodes) {
+    nodes += fmt::format("{}{}", nodes.empty() ? "" : ", ", node);
+  }
+  if (reservation.expected_start < 0) {
+    return fmt::format(
+        "  reserved: node{} {}, expected start unknown (work there has no runtime estimate)\n",
+        reservation.nodes.size() > 1 ? "s" : "", nodes);
+  }
+  return fmt::format("  reserved: node{} {}, expected to start at {}\n",
+                     reservation.nodes.size() > 1 ? "s" : "", nodes, reservation.expected_start);
+}
+
+// What the decisions do to running job `job`: preempt it (and perhaps start it again elsewhere),
+// move it, or resize it; "" when it runs on as it is.
+std::string DescribeChange(const Decisions& decisions, std::string_view job) {
+  std::string out;
+  if (const PreemptDecision* preempt = FindByJob(decisions.preemptions, job)) {
+    out += preempt->for_job.empty()
+               ? fmt::format("preempted now: {}\n", preempt->reason)
+               : fmt::format("preempted now for job {}: {}\n", preempt->for_job, preempt->reason);
+    out += fmt::format(
+        "  loses {} milli-GPU-seconds (work since its last checkpoint, and its "
+        "restore)\n",
+        preempt->lost_milli_gpu_seconds);
+    if (const StartDecision* again = FindByJob(decisions.starts, job)) {
+      out += "starts again now:\n" + DescribePlacements(again->placements);
+    }
+  }
+  if (const MigrateDecision* move = FindByJob(decisions.migrations, job)) {
+    out += fmt::format("moves now for job {} (consolidation; loses {} milli-GPU-seconds), to:\n",
+                       move->for_job, move->lost_milli_gpu_seconds);
+    out += DescribePlacements(move->to);
+  }
+  for (const ResizeDecision& resize : decisions.resizes) {
+    if (resize.job != job) continue;
+    out += fmt::format("resized now: group {} from {} to {} replicas", resize.group,
+                       resize.from_replicas, resize.to_replicas);
+    if (!resize.for_job.empty()) {
+      out += fmt::format(" for job {} (loses {} milli-GPU-seconds)", resize.for_job,
+                         resize.lost_milli_gpu_seconds);
+    }
+    out += '\n';
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> ExplainJob(const Snapshot& snapshot, const Decisions& decisions,
@@ -47,13 +95,21 @@ absl::StatusOr<std::string> ExplainJob(const Snapshot& snapshot, const Decisions
   std::string out = fmt::format("job {} (queue {}, priority {}, submitted at {})\n", job->id,
                                 job->queue, job->priority, job->submit_time);
   if (job->state == JobState::kRunning) {
-    out += fmt::format("running since {}:\n", job->start_time.value_or(0));
-    out += DescribePlacements(job->placements);
+    out += fmt::format("running since {}", job->start_time.value_or(0));
+    if (job->backfilled) {
+      out += job->runtime_estimate_s.has_value()
+                 ? fmt::format(" (backfilled, runtime estimate {} s)", *job->runtime_estimate_s)
+                 : " (backfilled)";
+    }
+    out += ":\n" + DescribePlacements(job->placements);
+    out += DescribeChange(decisions, job_id);
     return out;
   }
   if (const StartDecision* start = FindByJob(decisions.starts, job_id)) {
-    out += fmt::format("starts now ({} replica{}):\n", start->placements.size(),
-                       start->placements.size() == 1 ? "" : "s");
+    out +=
+        fmt::format("starts now ({} replica{}){}:\n", start->placements.size(),
+                    start->placements.size() == 1 ? "" : "s",
+                    start->backfilled ? ", backfilled into capacity held for a reservation" : "");
     out += DescribePlacements(start->placements);
     return out;
   }
@@ -64,6 +120,10 @@ absl::StatusOr<std::string> ExplainJob(const Snapshot& snapshot, const Decisions
                          pending->queue, pending->gpu_model, pending->shortfall_milli);
     } else if (pending->shortfall_milli > 0) {
       out += fmt::format("  missing: {} milli-GPUs\n", pending->shortfall_milli);
+    }
+    if (!pending->counterfactual.empty()) out += fmt::format("  {}\n", pending->counterfactual);
+    if (const ReserveDecision* reservation = FindByJob(decisions.reservations, job_id)) {
+      out += DescribeReservation(*reservation);
     }
     return out;
   }

@@ -1,0 +1,94 @@
+// ExplainJob() (src/engine/explain.cc): the words `gpupool explain` prints, exactly, on the
+// worked examples of docs/engine.md (examples/scenarios): a backfilled start, a reservation, an
+// overrun backfilled job evicted for it, a consolidation move, a victim started again elsewhere,
+// and a running job the cycle leaves alone.
+#include "gpupool/explain.h"
+
+#include <string>
+
+#include "gpupool/io/json.h"
+#include "gpupool/schedule.h"
+#include "gtest/gtest.h"
+
+namespace gpupool {
+namespace {
+
+// Schedules examples/scenarios/NAME.{snapshot,policy}.json and explains `job`.
+std::string Explain(const std::string& name, const std::string& job) {
+  const std::string base = std::string(GPUPOOL_SOURCE_DIR) + "/examples/scenarios/" + name;
+  absl::StatusOr<Snapshot> snapshot = io::ReadSnapshotFile(base + ".snapshot.json");
+  EXPECT_TRUE(snapshot.ok()) << snapshot.status();
+  absl::StatusOr<Policy> policy = io::ReadPolicyFile(base + ".policy.json");
+  EXPECT_TRUE(policy.ok()) << policy.status();
+  if (!snapshot.ok() || !policy.ok()) return "";
+  absl::StatusOr<Decisions> decisions = Schedule(*snapshot, *policy);
+  EXPECT_TRUE(decisions.ok()) << decisions.status();
+  if (!decisions.ok()) return "";
+  absl::StatusOr<std::string> text = ExplainJob(*snapshot, *decisions, job);
+  EXPECT_TRUE(text.ok()) << text.status();
+  return text.ok() ? *text : "";
+}
+
+TEST(ExplainTest, ABackfilledStartSaysSo) {
+  EXPECT_EQ(Explain("backfill", "short"),
+            "job short (queue lab, priority 0, submitted at 130)\n"
+            "starts now (1 replica), backfilled into capacity held for a reservation:\n"
+            "  main[0] on node n1, GPUs 2,3\n");
+  EXPECT_EQ(Explain("backfill", "long"),
+            "job long (queue lab, priority 0, submitted at 140)\n"
+            "starts now (1 replica):\n"
+            "  main[0] on node n2, GPU 3\n");
+}
+
+TEST(ExplainTest, APendingJobNamesItsReservation) {
+  EXPECT_EQ(Explain("backfill", "big"),
+            "job big (queue lab, priority 0, submitted at 100)\n"
+            "pending: insufficient-capacity\n"
+            "  the gang needs 4000 milli-GPUs but only 0 are free on eligible nodes of any model\n"
+            "  missing: 4000 milli-GPUs\n"
+            "  would start now if long, r1, short were preempted (losing 2000000 "
+            "milli-GPU-seconds of work), but preemption is off in this policy\n"
+            "  reserved: node n1, expected to start at 11000\n");
+}
+
+TEST(ExplainTest, AnOverrunBackfilledJobEvictedForTheReservation) {
+  EXPECT_EQ(Explain("backfill_overrun_preempt", "bf"),
+            "job bf (queue lab, priority 0, submitted at 300)\n"
+            "running since 20000 (backfilled, runtime estimate 800 s):\n"
+            "  main[0] on node n1, GPU 3\n"
+            "preempted now for job g4: backfilled at 20000 with runtime_estimate_s 800, it ran "
+            "past its estimate plus margin_s 200 (backfill.overrun: preempt); job g4's "
+            "reservation needs its node\n"
+            "  loses 340000 milli-GPU-seconds (work since its last checkpoint, and its restore)\n");
+}
+
+TEST(ExplainTest, AMoveForAGang) {
+  EXPECT_EQ(Explain("consolidation", "a"),
+            "job a (queue lab, priority 0, submitted at 0)\n"
+            "running since 0:\n"
+            "  main[0] on node n1, GPUs 0,1\n"
+            "moves now for job big (consolidation; loses 320000 milli-GPU-seconds), to:\n"
+            "  main[0] on node n2, GPUs 2,3\n");
+}
+
+TEST(ExplainTest, AVictimStartedAgainElsewhere) {
+  EXPECT_EQ(Explain("settle_requeue", "mid"),
+            "job mid (queue lab, priority 5, submitted at 10)\n"
+            "running since 100:\n"
+            "  main[0] on node n1, GPUs 0,1,2,3\n"
+            "preempted now for job hi: job hi (priority 9) of the same queue lab outranks it "
+            "(priority 5)\n"
+            "  loses 7600000 milli-GPU-seconds (work since its last checkpoint, and its restore)\n"
+            "starts again now:\n"
+            "  main[0] on node n2, GPUs 0,1,2,3\n");
+}
+
+TEST(ExplainTest, ARunningJobLeftAlone) {
+  EXPECT_EQ(Explain("consolidation", "b"),
+            "job b (queue lab, priority 0, submitted at 0)\n"
+            "running since 0:\n"
+            "  main[0] on node n2, GPUs 0,1\n");
+}
+
+}  // namespace
+}  // namespace gpupool
