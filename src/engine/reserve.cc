@@ -34,17 +34,14 @@ void Reserver::NoteStart(int32_t j, const std::vector<ReplicaPlacement>& placeme
   }
 }
 
-bool OverrunAt(const Job& job, const Policy& policy, int64_t now) {
-  if (!policy.backfill.enabled || !job.backfilled || job.state != JobState::kRunning) return false;
+bool Reserver::Overrun(int32_t j) const {
+  const Job& job = *index_.job(j).job;
+  if (!policy_.backfill.enabled || !job.backfilled || started_now_[j]) return false;
   if (!job.runtime_estimate_s.has_value() || !job.start_time.has_value()) return false;
   // now > start_time + runtime_estimate_s + margin_s, without overflow (all are validated >= 0
   // and below 2^62, except margin_s, which may be up to the int64 maximum).
-  const int64_t ran = now - *job.start_time;
-  return ran > *job.runtime_estimate_s && ran - *job.runtime_estimate_s > policy.backfill.margin_s;
-}
-
-bool Reserver::Overrun(int32_t j) const {
-  return !started_now_[j] && OverrunAt(*index_.job(j).job, policy_, index_.snapshot().now);
+  const int64_t ran = index_.snapshot().now - *job.start_time;
+  return ran > *job.runtime_estimate_s && ran - *job.runtime_estimate_s > policy_.backfill.margin_s;
 }
 
 int64_t Reserver::ExpectedEnd(int32_t j) const {
@@ -52,10 +49,10 @@ int64_t Reserver::ExpectedEnd(int32_t j) const {
   if (Overrun(j)) {
     // Its estimate proved wrong. With "preempt" a preemptible one goes when a reservation needs
     // its node; otherwise nobody knows when it ends.
-    // One that a settling pass evicted and a later one started again in place stays (it comes
-    // before this cycle's reservations in job order): evicting it would change nothing.
+    // One that a settling pass evicted and a later one started again in place stays
+    // (SnapshotIndex::restored): evicting it would change nothing.
     const bool goes = policy_.backfill.overrun == OverrunAction::kPreempt && job.preemptible &&
-                      !index_.overrun_stays(j);
+                      !index_.restored(j);
     return goes ? index_.snapshot().now : kNever;
   }
   if (!job.runtime_estimate_s.has_value()) return kNever;

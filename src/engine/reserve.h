@@ -30,8 +30,8 @@
 // that ran past its estimate plus the margin (Job::backfilled, overrun) no longer counts as
 // ending: with overrun "wait" its end is unknown; with "preempt" (and a preemptible job) it ends
 // now, and the reservation that empties its node evicts it, unless a settling pass found that
-// the evicted job starts again in the same place (SnapshotIndex::overrun_stays): it then counts
-// as under "wait".
+// the evicted job starts again in the same place (SnapshotIndex::restored): it then counts as
+// under "wait".
 #ifndef GPUPOOL_RESERVE_H_
 #define GPUPOOL_RESERVE_H_
 
@@ -47,10 +47,6 @@
 #include "working_state.h"
 
 namespace gpupool::internal {
-
-// Is `job` a running backfilled job past its estimate plus the margin at `now` (backfill on
-// only)? (A job started in the cycle itself is not: Reserver::Overrun.)
-bool OverrunAt(const Job& job, const Policy& policy, int64_t now);
 
 class Reserver {
  public:

@@ -572,10 +572,10 @@ namespace internal {
 
 Decisions RunCyclePass(const Snapshot& snapshot, const Policy& policy,
                        const std::vector<std::pair<std::string, int64_t>>& tentative,
-                       bool fingerprint, const std::vector<std::string>& overrun_stays) {
+                       bool fingerprint, const std::vector<std::string>& restored) {
   SnapshotIndex input_index(snapshot);
   input_index.MarkTentative(tentative);
-  input_index.MarkOverrunStays(overrun_stays);
+  input_index.MarkRestored(restored);
 
   Decisions decisions;
   decisions.policy_name = policy.name;
@@ -597,7 +597,7 @@ Decisions RunCyclePass(const Snapshot& snapshot, const Policy& policy,
     GPUPOOL_CHECK(ApplyDecisions(applied, *operated).ok());
     operated_index.emplace(*operated);
     operated_index->MarkTentative(tentative);
-    operated_index->MarkOverrunStays(overrun_stays);
+    operated_index->MarkRestored(restored);
   }
   const internal::SnapshotIndex& index = operated_index ? *operated_index : input_index;
   const internal::WindowGate windows(index, policy);

@@ -41,7 +41,6 @@
 #include "headroom.h"
 #include "internal/check.h"
 #include "order.h"
-#include "reserve.h"
 
 namespace gpupool::internal {
 namespace {
@@ -180,8 +179,9 @@ class SettleState {
   }
 
   const Snapshot& get() const { return state_; }
-  // Job `id` of the snapshot (ids are unique after validation).
+  // Job `id` of the snapshot (ids are unique after validation), and as the state has it now.
   const Job& SnapshotJob(std::string_view id) const { return snapshot_.jobs[Find(id)]; }
+  const Job& StateJob(std::string_view id) const { return state_.jobs[Find(id)]; }
 
   // Every job back as the snapshot has it.
   void Reset() {
@@ -336,27 +336,6 @@ Moves Compose(const Snapshot& snapshot, const Snapshot& settled, const History& 
   return out;
 }
 
-// An overrun backfilled job that a pass evicted for a reservation (backfill.overrun "preempt")
-// and a later pass started again in the same place, because it comes before the reserving job in
-// job order, leaves the cycle where it began: evicted again, it would start again, and the passes
-// would go round until the cap. It stays for the rest of the cycle, counted as under "wait"
-// (SnapshotIndex::overrun_stays). Adds such jobs of `settled` to `stays`.
-void NoteOverrunStays(const Snapshot& snapshot, const Snapshot& settled, const History& history,
-                      const Policy& policy, std::vector<std::string>& stays) {
-  // ApplyDecisions() keeps the jobs in place: job i of `settled` is job i of `snapshot`.
-  for (size_t i = 0; i < snapshot.jobs.size(); ++i) {
-    const Job& before = snapshot.jobs[i];
-    const Job& after = settled.jobs[i];
-    if (!OverrunAt(before, policy, snapshot.now) || after.state != JobState::kRunning ||
-        !history.first_preempt.count(before.id) ||
-        !SamePlace(before.placements, after.placements) ||
-        std::find(stays.begin(), stays.end(), before.id) != stays.end()) {
-      continue;
-    }
-    stays.push_back(before.id);
-  }
-}
-
 Moves MovesOf(const Decisions& d) {
   return Moves{d.starts, d.preemptions, d.migrations, d.resizes};
 }
@@ -398,7 +377,8 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   bool last_changes = true;
   Policy pass_policy = policy;
   SettleState state(snapshot, first.node_actions);
-  std::vector<std::string> overrun_stays;
+  // Jobs evicted and started again in place by the passes so far (SnapshotIndex::restored).
+  std::vector<std::string> restored;
   for (int pass = 1; pass < kMaxPasses; ++pass) {
     // What the budgets (0: unbounded) leave for this pass; a spent one ends the settling.
     bool spent = false;
@@ -432,7 +412,7 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
           s.job, starving ? std::numeric_limits<int64_t>::max() : int64_t{job.priority});
     }
     // The cycle reports the first pass's fingerprint: a later pass computes none.
-    later = RunCyclePass(state.get(), pass_policy, tentative, /*fingerprint=*/false, overrun_stays);
+    later = RunCyclePass(state.get(), pass_policy, tentative, /*fingerprint=*/false, restored);
     if (observe) observe(state.get(), later);
     AddWork(work, later.counters);
     last = &later;
@@ -445,8 +425,19 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
     // the first pass's actions already made.
     state.Apply(later);
     composed = Compose(snapshot, state.get(), history);
-    if (policy.backfill.enabled && policy.backfill.overrun == OverrunAction::kPreempt) {
-      NoteOverrunStays(snapshot, state.get(), history, policy, overrun_stays);
+    // A job a pass evicted and a later pass started again where it ran is where the cycle
+    // began: evicted again for a reservation (a drain, an overrun backfilled job that comes
+    // before the reserving job in job order), it would start again, and the passes would go
+    // round until the cap. Reservations leave it alone for the rest of the cycle
+    // (SnapshotIndex::restored).
+    for (const auto& [id, preempt] : history.first_preempt) {
+      const Job& before = state.SnapshotJob(id);
+      const Job& now = state.StateJob(id);
+      if (before.state == JobState::kRunning && now.state == JobState::kRunning &&
+          SamePlace(before.placements, now.placements) &&
+          std::find(restored.begin(), restored.end(), id) == restored.end()) {
+        restored.push_back(id);
+      }
     }
   }
   // The settled pass's pending reasons, reservations and headroom (`last` may be `first`, whose

@@ -402,12 +402,12 @@ void SnapshotIndex::MarkTentative(const std::vector<std::pair<std::string, int64
   }
 }
 
-void SnapshotIndex::MarkOverrunStays(const std::vector<std::string>& ids) {
+void SnapshotIndex::MarkRestored(const std::vector<std::string>& ids) {
   if (ids.empty()) return;
-  overrun_stays_.assign(jobs_.size(), 0);
+  restored_.assign(jobs_.size(), 0);
   for (const std::string& id : ids) {
     const int32_t j = FindJob(id);
-    if (j != kNone) overrun_stays_[j] = 1;
+    if (j != kNone) restored_[j] = 1;
   }
 }
 

@@ -148,12 +148,14 @@ class SnapshotIndex {
   int64_t tentative_rank(int32_t j) const { return tentative_rank_[j]; }
   // Marks the jobs of `tentative` (id, rank; ids not in the snapshot are ignored).
   void MarkTentative(const std::vector<std::pair<std::string, int64_t>>& tentative);
-  // Is job j an overrun backfilled job that stays (settle.cc): an earlier pass of the cycle being
-  // settled evicted it and a later one started it again in the same place, so evicting it
-  // changes nothing? A reservation then counts its end as unknown, as under overrun "wait".
-  bool overrun_stays(int32_t j) const { return !overrun_stays_.empty() && overrun_stays_[j] != 0; }
+  // Is job j a restored job of the cycle being settled (settle.cc): an earlier pass evicted it
+  // and a later one started it again in the same place, so that evicting it again would only send
+  // the passes round in a loop? It then stays where it is for the rest of the cycle: no victim of
+  // preemption, a drain or consolidation, and not evicted as an overrun backfilled job (its end
+  // then counts as unknown, as under overrun "wait").
+  bool restored(int32_t j) const { return !restored_.empty() && restored_[j] != 0; }
   // Marks the jobs of `ids` (ids not in the snapshot are ignored).
-  void MarkOverrunStays(const std::vector<std::string>& ids);
+  void MarkRestored(const std::vector<std::string>& ids);
 
  private:
   void IndexNodes();
@@ -178,7 +180,7 @@ class SnapshotIndex {
   bool any_spot_ = false, any_reclaiming_ = false;
   std::vector<uint8_t> tentative_;
   std::vector<int64_t> tentative_rank_;
-  std::vector<uint8_t> overrun_stays_;
+  std::vector<uint8_t> restored_;
 
   std::vector<int32_t> node_domain_;                             // node * level_count() + level
   std::vector<std::vector<std::vector<int32_t>>> domain_nodes_;  // [level][domain] -> nodes

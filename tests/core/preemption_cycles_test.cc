@@ -739,6 +739,10 @@ Replay RunReplay(uint64_t seed, bool verbose = false) {
       } else if (absl::Status valid = ValidateSnapshot(s); !valid.ok()) {
         found.emplace_back(kSanity, fmt::format("applied snapshot invalid: {}", valid.ToString()));
       } else {
+        if (result->counters.passes >= 8) {
+          found.emplace_back(kSanity,
+                             fmt::format("cut at {} passes: not settled", result->counters.passes));
+        }
         CheckCycle(setup, before, *result, s, replay.stats, found);
         if (result->counters.passes > 1) CheckPasses(setup, before, replay.stats, found);
       }
