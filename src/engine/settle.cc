@@ -20,6 +20,8 @@
 //     fingerprint are the first pass's (the snapshot's); headroom reports say what the settled
 //     pass finds free, and whom any pass evicted for the rule; counters add up the passes' work,
 //     and count the decisions that remain.
+// A job that a pass evicted and a later pass put back where it ran stays there for the rest of
+// the cycle (SnapshotIndex::restored): evicting it again would only go round in a loop.
 // The passes share the policy's budgets (candidates, preemption plans, consolidation plans; each
 // pass explains its pending jobs with the whole counterfactual budget). At most kMaxPasses passes
 // run (a cycle cut there is not settled; the property tests find none).
@@ -426,9 +428,9 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
     state.Apply(later);
     composed = Compose(snapshot, state.get(), history);
     // A job a pass evicted and a later pass started again where it ran is where the cycle
-    // began: evicted again for a reservation (a drain, an overrun backfilled job that comes
-    // before the reserving job in job order), it would start again, and the passes would go
-    // round until the cap. Reservations leave it alone for the rest of the cycle
+    // began: evicted again (by a drain, a reclaim across the line of an entitlement, as an
+    // overrun backfilled job that comes before the reserving job in job order), it would start
+    // again, and the passes would go round until the cap. No later pass evicts it
     // (SnapshotIndex::restored).
     for (const auto& [id, preempt] : history.first_preempt) {
       const Job& before = state.SnapshotJob(id);
