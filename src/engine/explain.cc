@@ -38,13 +38,11 @@ std::string DescribeReservation(const ReserveDecision& reservation) {
   for (const std::string& node : reservation.nodes) {
     nodes += fmt::format("{}{}", nodes.empty() ? "" : ", ", node);
   }
-  if (reservation.expected_start < 0) {
-    return fmt::format(
-        "  reserved: node{} {}, expected start unknown (work there has no runtime estimate)\n",
-        reservation.nodes.size() > 1 ? "s" : "", nodes);
-  }
-  return fmt::format("  reserved: node{} {}, expected to start at {}\n",
-                     reservation.nodes.size() > 1 ? "s" : "", nodes, reservation.expected_start);
+  const std::string when = reservation.expected_start < 0
+                               ? "expected start unknown (work there has no runtime estimate)"
+                               : fmt::format("expected to start at {}", reservation.expected_start);
+  return fmt::format("  reserved: node{} {}, {}\n", reservation.nodes.size() > 1 ? "s" : "", nodes,
+                     when);
 }
 
 // What the decisions do to running job `job`: preempt it (and perhaps start it again elsewhere),

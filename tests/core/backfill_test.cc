@@ -609,8 +609,8 @@ TEST(BackfillPropertyTest, InvariantsOnRandomSnapshots) {
       ASSERT_TRUE(job.runtime_estimate_s.has_value()) << s.job;
       const int64_t ends = c.snapshot.now + *job.runtime_estimate_s + c.policy.backfill.margin_s;
       for (const ReserveDecision& r : d->reservations) {
+        if (r.expected_start < 0) continue;
         for (const ReplicaPlacement& p : s.placements) {
-          if (r.expected_start < 0) continue;
           if (std::find(r.nodes.begin(), r.nodes.end(), p.node) == r.nodes.end()) continue;
           EXPECT_LE(ends, r.expected_start) << s.job << " on " << p.node << ", held for " << r.job;
         }
