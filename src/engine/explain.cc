@@ -59,6 +59,9 @@ std::string DescribeChange(const Decisions& decisions, std::string_view job) {
         preempt->lost_milli_gpu_seconds);
     if (const StartDecision* again = FindByJob(decisions.starts, job)) {
       out += "starts again now:\n" + DescribePlacements(again->placements);
+    } else if (const ReserveDecision* reservation = FindByJob(decisions.reservations, job)) {
+      // A later settling pass reserved for it (docs/engine.md, "Settling").
+      out += DescribeReservation(*reservation);
     }
   }
   if (const MigrateDecision* move = FindByJob(decisions.migrations, job)) {

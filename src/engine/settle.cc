@@ -11,12 +11,14 @@
 //     is revoked, and nothing is preempted for it);
 //   - a job running in the snapshot and pending in the settled state is preempted, with the
 //     reason and lost work of the pass that first evicted it; if the job it was evicted for was
-//     itself evicted by a later pass, for_job names the job that finally took the room;
+//     started by a pass and undone by a later one, for_job names the job that finally took the
+//     room (NameBeneficiaries());
 //   - a job running in both at different places is preempted and started again (Preempt then
 //     Start, as stage 6b does for a victim it re-places), or migrated, or resized; running in
 //     both at the same place, it is left alone, whatever the passes did in between;
 //   - pending reasons and reservations are those of the settled pass (the state the host will be
-//     in), for the jobs that were pending in the snapshot; queue shares, node actions and the
+//     in): pending reasons for the jobs that were pending in the snapshot, reservations also for
+//     the jobs the cycle evicts; queue shares, node actions and the
 //     fingerprint are the first pass's (the snapshot's); headroom reports say what the settled
 //     pass finds free, and whom any pass evicted for the rule; counters add up the passes' work,
 //     and count the decisions that remain.
@@ -31,6 +33,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -77,6 +80,19 @@ bool SamePlace(const std::vector<ReplicaPlacement>& a, const std::vector<Replica
   return true;
 }
 
+// Some GPU of a node is in both.
+bool SharesAGpu(const std::vector<ReplicaPlacement>& a, const std::vector<ReplicaPlacement>& b) {
+  for (const ReplicaPlacement& x : a) {
+    for (const ReplicaPlacement& y : b) {
+      if (x.node != y.node) continue;
+      for (int32_t gpu : x.gpus) {
+        if (std::find(y.gpus.begin(), y.gpus.end(), gpu) != y.gpus.end()) return true;
+      }
+    }
+  }
+  return false;
+}
+
 void AddWork(Counters& total, const Counters& pass) {
   total.jobs_considered += pass.jobs_considered;
   total.candidates_evaluated += pass.candidates_evaluated;
@@ -103,9 +119,10 @@ struct History {
   }
 };
 
-// The last pass's pending reasons and reservations (`pending`, `reservations`), for the jobs
-// pending in `snapshot` that do not start (a job the cycle evicts gets its Preempt, not a pending
-// reason).
+// The last pass's pending reasons (`pending`), for the jobs pending in `snapshot` that do not
+// start (a job the cycle evicts gets its Preempt, not a pending reason), and its reservations
+// (`reservations`), for every job that waits once the cycle is carried out: those, and the jobs
+// the cycle evicts and does not start again.
 void TakeWaitingFrom(std::vector<PendingDecision> pending,
                      std::vector<ReserveDecision> reservations, const Snapshot& snapshot,
                      Decisions& out) {
@@ -119,6 +136,10 @@ void TakeWaitingFrom(std::vector<PendingDecision> pending,
   for (PendingDecision& p : pending) {
     if (waiting.contains(p.job)) out.pending.push_back(std::move(p));
   }
+  // A job the cycle evicts and does not start again waits too, and may hold a reservation (one
+  // a later pass drains for).
+  for (const PreemptDecision& p : out.preemptions) waiting.insert(p.job);
+  for (const StartDecision& s : out.starts) waiting.erase(s.job);
   out.reservations.clear();
   for (ReserveDecision& r : reservations) {
     if (waiting.contains(r.job)) out.reservations.push_back(std::move(r));
@@ -315,20 +336,6 @@ Moves Compose(const Snapshot& snapshot, const Snapshot& settled, const History& 
       }
     }
   }
-  // A victim whose beneficiary was evicted again by a later pass was, in the end, evicted for
-  // the job that took the beneficiary's room: follow the chain to a job that starts.
-  std::map<std::string, bool> starts;
-  for (const StartDecision& s : out.starts) starts[s.job] = true;
-  for (PreemptDecision& p : out.preemptions) {
-    std::string beneficiary = p.for_job;
-    for (int hops = 0; hops < kMaxPasses && !beneficiary.empty() && !starts.count(beneficiary);
-         ++hops) {
-      auto next = history.first_preempt.find(beneficiary);
-      if (next == history.first_preempt.end()) break;
-      beneficiary = next->second.for_job;
-    }
-    if (!beneficiary.empty() && starts.count(beneficiary)) p.for_job = beneficiary;
-  }
   // Each list in job-id order, as Finish() leaves one pass's (ids are unique).
   auto by_job = [](const auto& a, const auto& b) { return a.job < b.job; };
   std::sort(out.starts.begin(), out.starts.end(), by_job);
@@ -336,6 +343,45 @@ Moves Compose(const Snapshot& snapshot, const Snapshot& settled, const History& 
   std::sort(out.migrations.begin(), out.migrations.end(), by_job);
   std::sort(out.resizes.begin(), out.resizes.end(), by_job);
   return out;
+}
+
+// Names, for each Preempt of the cycle, the job the room went to (`out`: the composed decisions
+// with the settled pass's reservations; `snapshot`: the cycle's input). A victim whose
+// beneficiary a pass started and a later pass evicted again was, in the end, evicted for the job
+// that took the beneficiary's room: follow the chain to a job that starts. If the chain ends at a
+// start a later pass undid without evicting it for another (the victim, moved meanwhile, stays
+// moved), the room went to whichever job starts on a GPU the victim held: the first such in id
+// order. A job drained for keeps the eviction while it holds a reservation (stage 7).
+void NameBeneficiaries(const Snapshot& snapshot, const History& history, Decisions& out) {
+  std::set<std::string_view> starts, reserved;
+  for (const StartDecision& s : out.starts) starts.insert(s.job);
+  for (const ReserveDecision& r : out.reservations) reserved.insert(r.job);
+  std::map<std::string_view, const Job*> ran;
+  for (const PreemptDecision& p : out.preemptions) ran.emplace(p.job, nullptr);
+  for (const Job& job : snapshot.jobs) {
+    if (auto it = ran.find(job.id); it != ran.end()) it->second = &job;
+  }
+  for (PreemptDecision& p : out.preemptions) {
+    if (p.for_job.empty() || starts.count(p.for_job) || reserved.count(p.for_job)) continue;
+    std::string beneficiary = p.for_job;
+    for (int hops = 0;
+         hops < kMaxPasses && !starts.count(beneficiary) && history.last_start.count(beneficiary);
+         ++hops) {
+      auto next = history.first_preempt.find(beneficiary);
+      if (next == history.first_preempt.end()) break;
+      beneficiary = next->second.for_job;
+    }
+    if (starts.count(beneficiary)) {
+      p.for_job = beneficiary;
+    } else if (history.last_start.count(beneficiary)) {
+      for (const StartDecision& s : out.starts) {
+        if (s.job != p.job && SharesAGpu(ran.at(p.job)->placements, s.placements)) {
+          p.for_job = s.job;
+          break;
+        }
+      }
+    }
+  }
 }
 
 Moves MovesOf(const Decisions& d) {
@@ -459,6 +505,7 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   out.counters.migrations = static_cast<int64_t>(out.migrations.size());
   out.counters.resizes = static_cast<int64_t>(out.resizes.size());
   TakeWaitingFrom(std::move(pending), std::move(reservations), snapshot, out);
+  NameBeneficiaries(snapshot, history, out);
   headroom.push_back(last_headroom);
   MergeHeadroom(headroom, last_headroom, policy, out);
   return out;

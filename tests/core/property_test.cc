@@ -28,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
 #include "gpupool/apply.h"
+#include "gpupool/explain.h"
 #include "gpupool/schedule.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
@@ -699,6 +700,54 @@ TEST(PropertyTest, AJobPutBackWhereItRanEndsTheLoop) {
     ASSERT_TRUE(d.ok()) << d.status();
     EXPECT_LT(d->counters.passes, 8);
   }
+}
+
+// Seeds on which a victim was drained for a job the cycle itself evicted (found with 10,000
+// seeds): the final decisions named, for the drained job, the job that had evicted the reserving
+// one, and left the reserving job's reservation out because it ran in the snapshot. The
+// reservation of a job the cycle evicts is now reported, and a drain keeps its for_job
+// (docs/engine.md, "Settling").
+TEST(PropertyTest, AJobDrainedForACycleVictimNamesItsReservation) {
+  for (uint64_t seed : {1585, 2167, 7111}) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    std::vector<std::string> violations;
+    CheckSnapshot(seed, GenerateRandomSnapshot(seed), violations);
+    for (const std::string& v : violations) ADD_FAILURE() << v;
+    absl::StatusOr<Decisions> d = Schedule(GenerateRandomSnapshot(seed), PolicyForSeed(seed));
+    ASSERT_TRUE(d.ok()) << d.status();
+    int drained = 0;
+    for (const PreemptDecision& p : d->preemptions) {
+      if (p.reason.find("preemption.drain_blocked_jobs") == std::string::npos) continue;
+      ++drained;
+      const bool evicted_too =
+          std::any_of(d->preemptions.begin(), d->preemptions.end(),
+                      [&p](const PreemptDecision& q) { return q.job == p.for_job; });
+      const bool reserved =
+          std::any_of(d->reservations.begin(), d->reservations.end(),
+                      [&p](const ReserveDecision& r) { return r.job == p.for_job; });
+      EXPECT_TRUE(evicted_too) << p.job << " drained for " << p.for_job;
+      EXPECT_TRUE(reserved) << p.job << " drained for " << p.for_job;
+    }
+    EXPECT_GT(drained, 0);
+  }
+  // explain says so for the evicted job (seed 1585: j13 evicts j02, the next pass drains j07
+  // for j02).
+  const Snapshot snapshot = GenerateRandomSnapshot(1585);
+  absl::StatusOr<Decisions> d = Schedule(snapshot, PolicyForSeed(1585));
+  ASSERT_TRUE(d.ok()) << d.status();
+  absl::StatusOr<std::string> text = ExplainJob(snapshot, *d, "j02");
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(*text,
+            "job j02 (queue q0, priority 9, submitted at 1940782)\n"
+            "running since 1968822:\n"
+            "  main[0] on node n02, GPUs 0,1\n"
+            "  main[1] on node n02, GPUs 2,3\n"
+            "  worker[0] on node n01, GPU 2\n"
+            "preempted now for job j13: job j13 (priority 10) of the same queue q0 outranks it "
+            "(priority 9)\n"
+            "  loses 20151000 milli-GPU-seconds (work since its last checkpoint, and its restore)\n"
+            "  reserved: nodes n01, n02, expected start unknown (work there has no runtime "
+            "estimate)\n");
 }
 
 // The spot rule of docs/operations.md, restated: spot_tolerant, or preemptible and checkpointing
