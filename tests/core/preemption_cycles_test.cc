@@ -637,13 +637,15 @@ void CheckPasses(const Setup& setup, const Snapshot& s, Stats& stats,
                        fmt::format("pass {}: ApplyDecisions failed: {}", pass, status.ToString()));
       return;
     }
-    // Jobs the earlier passes started (or restarted elsewhere).
+    // Jobs the earlier passes started (or restarted, elsewhere or in place: a victim stage 6b
+    // re-placed where it ran starts again at `now`).
     std::set<std::string> tentative;
     for (size_t i = 0; i < input.jobs.size(); ++i) {
       const Job& now = input.jobs[i];
       const Job& before = s.jobs[i];
       if (now.state == JobState::kRunning &&
-          (before.state != JobState::kRunning || before.placements != now.placements)) {
+          (before.state != JobState::kRunning || before.placements != now.placements ||
+           before.start_time != now.start_time)) {
         tentative.insert(now.id);
       }
     }
