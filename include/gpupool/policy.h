@@ -144,9 +144,9 @@ struct PreemptionOptions {
   // as starving_drain does, whether they starve or not: the job at the head of the queue takes
   // the jobs in its way one by one, as each becomes a victim it may evict, instead of waiting
   // for all of them to be victims at one moment. What lets a large gang of a high priority
-  // start in a busy pool. A cycle that starts jobs and makes such a reservation settles (another
-  // pass, docs/engine.md), which costs time where most cycles do. 0: none. Nothing happens
-  // without `enabled`.
+  // start in a busy pool. A cycle that starts jobs settles (another pass, docs/engine.md: its
+  // starts may change which jobs are blocked first), which costs time where most cycles do.
+  // 0: none. Nothing happens without `enabled`.
   int64_t drain_blocked_jobs = 0;
 };
 

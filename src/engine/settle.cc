@@ -15,7 +15,8 @@
 //     room (NameBeneficiaries());
 //   - a job running in both at different places is preempted and started again (Preempt then
 //     Start, as stage 6b does for a victim it re-places), or migrated, or resized; running in
-//     both at the same place, it is left alone, whatever the passes did in between;
+//     both at the same place, it is left alone, whatever the passes did in between (also when
+//     only the first pass changed anything: a drained job re-placed on its own GPUs);
 //   - pending reasons and reservations are those of the settled pass (the state the host will be
 //     in): pending reasons for the jobs that were pending in the snapshot, reservations also for
 //     the jobs the cycle evicts; queue shares, node actions and the
@@ -399,14 +400,17 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   if (observe) observe(snapshot, first);
   // Without evictions, moves or backfill, a pass already leaves nothing for the next one (the
   // property tests check it); with backfill, a reservation made mid-pass may move once the
-  // pass's starts run, and so may a reservation that drains (the first blocked jobs, in an order
-  // the pass's starts change, may then be others, whose drains free room).
+  // pass's starts run, and so may a reservation that drains. With drain_blocked_jobs, the first
+  // blocked jobs, in an order the pass's starts change (fair-share turns), may then be others,
+  // whose drains free room, even when none of the first pass's could have a reservation.
   const bool drains = policy.preemption.enabled && (policy.preemption.drain_blocked_jobs > 0 ||
                                                     policy.preemption.starving_drain);
-  const bool reservations_move =
-      !first.starts.empty() && (policy.backfill.enabled || (drains && !first.reservations.empty()));
+  const bool blocked_change = policy.preemption.enabled && policy.preemption.drain_blocked_jobs > 0;
+  const bool starts_may_move_reservations =
+      !first.starts.empty() &&
+      (policy.backfill.enabled || blocked_change || (drains && !first.reservations.empty()));
   if (first.preemptions.empty() && first.migrations.empty() && first.resizes.empty() &&
-      !reservations_move) {
+      !starts_may_move_reservations) {
     return first;
   }
   History history;
@@ -487,6 +491,14 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
         restored.push_back(id);
       }
     }
+  }
+  // The first pass's decisions are composed too when no later pass changed anything: a victim
+  // that pass re-placed exactly where it ran (a drained job that took its own GPUs back) gets no
+  // decision, as it would after a later pass; otherwise every cycle would evict and restart it.
+  if (changed == 1) {
+    state.Reset();
+    state.Apply(composed);
+    composed = Compose(snapshot, state.get(), history);
   }
   // The settled pass's pending reasons, reservations and headroom (`last` may be `first`, whose
   // other parts the cycle keeps).
