@@ -13,6 +13,10 @@
 //     reason and lost work of the pass that first evicted it; if the job it was evicted for was
 //     started by a pass and undone by a later one, for_job names the job that finally took the
 //     room (NameBeneficiaries());
+//   - a job evicted for a reservation that the settled pass no longer holds on any node it ran on
+//     is put back where it ran if it fits there, and the passes go on (KeepEvictedForNothing());
+//     a later pass may evict it again for a reservation that needs it, but once put back twice
+//     it stays;
 //   - a job running in both at different places is preempted and started again (Preempt then
 //     Start, as stage 6b does for a victim it re-places), or migrated, or resized; running in
 //     both at the same place, it is left alone, whatever the passes did in between (also when
@@ -44,6 +48,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "cycle.h"
 #include "gpupool/apply.h"
+#include "gpupool/validate.h"
 #include "headroom.h"
 #include "internal/check.h"
 #include "order.h"
@@ -111,9 +116,18 @@ struct History {
   std::map<std::string, MigrateDecision> first_migrate;
   std::map<std::string, ResizeDecision> last_resize;
   std::map<std::string, StartDecision> last_start;
+  // Jobs whose first eviction was for a reservation (a drain, or an overrun backfilled job
+  // evicted from a reservation's node): its job holds a reservation in that pass.
+  std::set<std::string> evicted_for_reservation;
 
   void Record(const Decisions& d) {
-    for (const PreemptDecision& p : d.preemptions) first_preempt.emplace(p.job, p);
+    std::set<std::string_view> reserved;
+    for (const ReserveDecision& r : d.reservations) reserved.insert(r.job);
+    for (const PreemptDecision& p : d.preemptions) {
+      if (first_preempt.emplace(p.job, p).second && reserved.count(p.for_job)) {
+        evicted_for_reservation.insert(p.job);
+      }
+    }
     for (const MigrateDecision& m : d.migrations) first_migrate.emplace(m.job, m);
     for (const ResizeDecision& r : d.resizes) last_resize[r.job] = r;
     for (const StartDecision& s : d.starts) last_start[s.job] = s;
@@ -385,6 +399,49 @@ void NameBeneficiaries(const Snapshot& snapshot, const History& history, Decisio
   }
 }
 
+// Puts back where they ran the jobs the cycle evicts for a reservation that the settled pass
+// (`reservations`) no longer holds on any node the job ran on (its job starts elsewhere, waits
+// without one, or reserves other nodes), if they fit there: nothing the cycle starts or moves
+// took their room. Leaving them evicted would lose their work for no one. `composed` takes the
+// settled state (`state`, left so) to the state with those jobs back (in job-id order); the ids
+// are returned.
+std::vector<std::string> KeepEvictedForNothing(const History& history,
+                                               const std::vector<ReserveDecision>& reservations,
+                                               Moves& composed, SettleState& state) {
+  std::vector<std::string> kept;
+  std::vector<std::string> candidates;
+  for (const PreemptDecision& p : composed.preemptions) {
+    if (!history.evicted_for_reservation.count(p.job)) continue;
+    if (SamePlace(state.StateJob(p.job).placements, state.SnapshotJob(p.job).placements)) continue;
+    const std::string& for_job = history.first_preempt.at(p.job).for_job;
+    bool needed = false;
+    for (const ReserveDecision& r : reservations) {
+      if (r.job != for_job) continue;
+      for (const ReplicaPlacement& placement : state.SnapshotJob(p.job).placements) {
+        needed =
+            needed || std::find(r.nodes.begin(), r.nodes.end(), placement.node) != r.nodes.end();
+      }
+    }
+    if (!needed) candidates.push_back(p.job);
+  }
+  if (candidates.empty()) return kept;
+  for (const std::string& id : candidates) {
+    Moves trial = composed;
+    std::erase_if(trial.preemptions, [&](const PreemptDecision& q) { return q.job == id; });
+    std::erase_if(trial.starts, [&](const StartDecision& q) { return q.job == id; });
+    state.Reset();
+    state.Apply(trial);
+    // Over-commitment is all that can fail: every other part of the state is as valid as the
+    // snapshot's.
+    if (!ValidateSnapshot(state.get()).ok()) continue;
+    composed = std::move(trial);
+    kept.push_back(id);
+  }
+  state.Reset();
+  state.Apply(composed);
+  return kept;
+}
+
 Moves MovesOf(const Decisions& d) {
   return Moves{d.starts, d.preemptions, d.migrations, d.resizes};
 }
@@ -431,6 +488,8 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   SettleState state(snapshot, first.node_actions);
   // Jobs evicted and started again in place by the passes so far (SnapshotIndex::restored).
   std::vector<std::string> restored;
+  // Jobs evicted for a reservation that the passes then gave up, put back where they ran.
+  std::set<std::string> put_back;
   for (int pass = 1; pass < kMaxPasses; ++pass) {
     // What the budgets (0: unbounded) leave for this pass; a spent one ends the settling.
     bool spent = false;
@@ -469,7 +528,23 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
     AddWork(work, later.counters);
     last = &later;
     last_changes = ChangesSomething(later);
-    if (!last_changes) break;
+    if (!last_changes) {
+      // Settled, unless the passes evicted jobs for reservations they then gave up: those go
+      // back where they ran, and another pass runs on that state.
+      const std::vector<std::string> kept =
+          KeepEvictedForNothing(history, later.reservations, composed, state);
+      if (kept.empty()) break;
+      for (const std::string& id : kept) {
+        // Its eviction is void; a later pass may evict it again, for a reservation that
+        // needs its GPUs after all, but only once: put back a second time, it stays.
+        history.first_preempt.erase(id);
+        history.evicted_for_reservation.erase(id);
+        if (!put_back.insert(id).second) restored.push_back(id);
+      }
+      composed = Compose(snapshot, state.get(), history);
+      ++changed;
+      continue;
+    }
     history.Record(later);
     headroom.push_back(later.headroom);
     ++changed;

@@ -48,6 +48,30 @@ using ::gpupool::testing::ShuffleSnapshot;
 const uint64_t kSeeds = ::gpupool::testing::PropertySeeds(1000);
 constexpr int kReportedSeeds = 5;
 
+// Does a start of `d`, of another job, use a node `victim` runs on?
+bool OthersStartOnANodeOf(const Decisions& d, const Job& victim) {
+  for (const StartDecision& s : d.starts) {
+    if (s.job == victim.id) continue;
+    for (const ReplicaPlacement& a : s.placements) {
+      for (const ReplicaPlacement& b : victim.placements) {
+        if (a.node == b.node) return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Does job `job`'s reservation in `d` include a node `victim` runs on?
+bool ReservesANodeOf(const Decisions& d, const std::string& job, const Job& victim) {
+  for (const ReserveDecision& r : d.reservations) {
+    if (r.job != job) continue;
+    for (const ReplicaPlacement& p : victim.placements) {
+      if (std::find(r.nodes.begin(), r.nodes.end(), p.node) != r.nodes.end()) return true;
+    }
+  }
+  return false;
+}
+
 Policy PolicyForSeed(uint64_t seed) {
   Policy policy;
   switch (seed % 3) {
@@ -294,10 +318,15 @@ void CheckSnapshot(uint64_t seed, const Snapshot& snapshot, std::vector<std::str
           snapshot.now - *victim->start_time < victim->min_runtime_s) {
         fail(fmt::format("{} preempted before its minimum runtime", p.job));
       }
-      // A drained job goes for a job that holds a reservation instead (stage 7).
+      // A drained job goes for a job that holds a reservation instead (stage 7), on a node the
+      // drained job ran on; or, when the settling passes gave that reservation up, for the room
+      // of a job that starts where it ran (it is put back otherwise).
       const bool drained = p.reason.find("preemption.drain_blocked_jobs") != std::string::npos;
-      if (drained && !reserved.count(p.for_job)) {
-        fail(fmt::format("{} drained for {}, which holds no reservation", p.job, p.for_job));
+      if (drained && !ReservesANodeOf(d, p.for_job, *victim) && !OthersStartOnANodeOf(d, *victim)) {
+        fail(
+            fmt::format("{} drained for {}, which reserves none of its nodes, and no other job "
+                        "starts there",
+                        p.job, p.for_job));
       }
       if (!drained && !started.count(p.for_job)) {
         fail(fmt::format("{} preempted for {}, which does not start", p.job, p.for_job));
@@ -777,6 +806,40 @@ TEST(PropertyTest, TheNextCycleFindsNothingMoreToDrain) {
   const std::string text = DecisionsToText(*d);
   EXPECT_NE(text.find("start j09 main/0@n01[1]x250"), std::string::npos) << text;
   EXPECT_NE(text.find("preempt j09 for j12"), std::string::npos) << text;
+}
+
+// Seeds on which a job drained for a reservation stayed evicted though the settling passes gave
+// that reservation up (found with 10,000 seeds, and with the stricter check of CheckSnapshot: the
+// reservation must include a node the drained job ran on). The drain's room went to a
+// reservation that outranks it (6955: j09 drained for j18; once it was pending, j01's reservation
+// took n00 and j18 had none), or its job started elsewhere (7831: j10, started by stage 6b on
+// n08), or its victims were re-placed and the reservation moved (817: j01 and j02 drained from
+// n03 for j03, which then reserved n00). Such a job is now put back where it ran, and stays there
+// if it is put back twice (docs/engine.md, "Settling"); a reservation that needs its GPUs after
+// all drains it again (7831: for j03).
+TEST(PropertyTest, AJobDrainedForAReservationThePassesGaveUpStaysWhereItRan) {
+  for (uint64_t seed : {817, 931, 6955, 7831}) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    std::vector<std::string> violations;
+    CheckSnapshot(seed, GenerateRandomSnapshot(seed), violations);
+    for (const std::string& v : violations) ADD_FAILURE() << v;
+  }
+  auto decisions = [](uint64_t seed) {
+    absl::StatusOr<Decisions> d = Schedule(GenerateRandomSnapshot(seed), PolicyForSeed(seed));
+    EXPECT_TRUE(d.ok()) << d.status();
+    return d.ok() ? DecisionsToText(*d) : std::string();
+  };
+  std::string text = decisions(6955);
+  EXPECT_EQ(text.find("preempt"), std::string::npos) << text;
+  EXPECT_NE(text.find("reserve j18 on n00,n09"), std::string::npos) << text;
+  text = decisions(817);
+  EXPECT_EQ(text.find("preempt"), std::string::npos) << text;
+  EXPECT_EQ(text.find("start j01"), std::string::npos) << text;
+  EXPECT_EQ(text.find("start j02"), std::string::npos) << text;
+  EXPECT_NE(text.find("reserve j03 on n00 at 1050751"), std::string::npos) << text;
+  text = decisions(7831);
+  EXPECT_NE(text.find("preempt j01 for j03 reason=job j03 is among"), std::string::npos) << text;
+  EXPECT_NE(text.find("reserve j03 on n04 at 1736461"), std::string::npos) << text;
 }
 
 // The spot rule of docs/operations.md, restated: spot_tolerant, or preemptible and checkpointing
