@@ -13,10 +13,11 @@
 //     reason and lost work of the pass that first evicted it; if the job it was evicted for was
 //     started by a pass and undone by a later one, for_job names the job that finally took the
 //     room (NameBeneficiaries());
-//   - a job evicted for a reservation that the settled pass no longer holds on any node it ran on
-//     is put back where it ran if it fits there, and the passes go on (KeepEvictedForNothing());
-//     a later pass may evict it again for a reservation that needs it, but once put back twice
-//     it stays;
+//   - a job evicted for nothing (for a reservation that the settled pass no longer holds on any
+//     node it ran on, or for a start that neither happens nor, down the chain of undone starts,
+//     went to a job that starts) is put back where it ran if it fits there, and the passes go
+//     on (KeepEvictedForNothing()); a later pass may evict it again for a job that needs it, but
+//     once put back twice it stays;
 //   - a job running in both at different places is preempted and started again (Preempt then
 //     Start, as stage 6b does for a victim it re-places), or migrated, or resized; running in
 //     both at the same place, it is left alone, whatever the passes did in between (also when
@@ -399,21 +400,38 @@ void NameBeneficiaries(const Snapshot& snapshot, const History& history, Decisio
   }
 }
 
-// Puts back where they ran the jobs the cycle evicts for a reservation that the settled pass
+// Puts back where they ran, if they fit there (nothing the cycle starts or moves took their
+// room), the jobs the cycle evicts or moves for nothing: for a reservation that the settled pass
 // (`reservations`) no longer holds on any node the job ran on (its job starts elsewhere, waits
-// without one, or reserves other nodes), if they fit there: nothing the cycle starts or moves
-// took their room. Leaving them evicted would lose their work for no one. `composed` takes the
-// settled state (`state`, left so) to the state with those jobs back (in job-id order); the ids
-// are returned.
+// without one, or reserves other nodes), or for a start that does not happen, the chain of
+// undone starts followed as NameBeneficiaries() does. Leaving them evicted would lose their work
+// for no one. `composed` takes the settled state (`state`, left so) to the state with those jobs
+// back (in job-id order); the ids are returned.
 std::vector<std::string> KeepEvictedForNothing(const History& history,
                                                const std::vector<ReserveDecision>& reservations,
                                                Moves& composed, SettleState& state) {
   std::vector<std::string> kept;
   std::vector<std::string> candidates;
+  std::set<std::string_view> starts;
+  for (const StartDecision& s : composed.starts) starts.insert(s.job);
   for (const PreemptDecision& p : composed.preemptions) {
-    if (!history.evicted_for_reservation.count(p.job)) continue;
     if (SamePlace(state.StateJob(p.job).placements, state.SnapshotJob(p.job).placements)) continue;
     const std::string& for_job = history.first_preempt.at(p.job).for_job;
+    if (for_job.empty()) continue;
+    if (!history.evicted_for_reservation.count(p.job)) {
+      // Evicted (or moved) for a job's start: needed if that job starts, or, when a later pass
+      // undid that start for another, the job that took its room, and so on.
+      std::string_view beneficiary = for_job;
+      for (int hops = 0; hops < kMaxPasses && !starts.count(beneficiary) &&
+                         history.last_start.count(std::string(beneficiary));
+           ++hops) {
+        auto next = history.first_preempt.find(std::string(beneficiary));
+        if (next == history.first_preempt.end()) break;
+        beneficiary = next->second.for_job;
+      }
+      if (!starts.count(beneficiary)) candidates.push_back(p.job);
+      continue;
+    }
     bool needed = false;
     for (const ReserveDecision& r : reservations) {
       if (r.job != for_job) continue;
@@ -488,7 +506,7 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   SettleState state(snapshot, first.node_actions);
   // Jobs evicted and started again in place by the passes so far (SnapshotIndex::restored).
   std::vector<std::string> restored;
-  // Jobs evicted for a reservation that the passes then gave up, put back where they ran.
+  // Jobs evicted for nothing (a reservation or a start the passes then gave up), put back.
   std::set<std::string> put_back;
   for (int pass = 1; pass < kMaxPasses; ++pass) {
     // What the budgets (0: unbounded) leave for this pass; a spent one ends the settling.
@@ -529,8 +547,8 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
     last = &later;
     last_changes = ChangesSomething(later);
     if (!last_changes) {
-      // Settled, unless the passes evicted jobs for reservations they then gave up: those go
-      // back where they ran, and another pass runs on that state.
+      // Settled, unless the passes evicted jobs for nothing (for reservations or starts they
+      // then gave up): those go back where they ran, and another pass runs on that state.
       const std::vector<std::string> kept =
           KeepEvictedForNothing(history, later.reservations, composed, state);
       if (kept.empty()) break;
