@@ -361,6 +361,22 @@ Moves Compose(const Snapshot& snapshot, const Snapshot& settled, const History& 
   return out;
 }
 
+// The job that, in the end, got the room a victim was evicted for `for_job`'s start: that job
+// if it starts (`starts`), else, when a later pass undid that start for another job, the one it
+// was evicted for, and so on (as far as the chain goes: a job that is not among `starts` when
+// the chain ends, or where a start was undone for no one).
+std::string_view ChainEnd(const History& history, const std::set<std::string_view>& starts,
+                          std::string_view for_job) {
+  std::string_view beneficiary = for_job;
+  for (int hops = 0; hops < kMaxPasses && !starts.count(beneficiary); ++hops) {
+    if (!history.last_start.count(std::string(beneficiary))) break;
+    auto next = history.first_preempt.find(std::string(beneficiary));
+    if (next == history.first_preempt.end()) break;
+    beneficiary = next->second.for_job;
+  }
+  return beneficiary;
+}
+
 // Names, for each Preempt of the cycle, the job the room went to (`out`: the composed decisions
 // with the settled pass's reservations; `snapshot`: the cycle's input). A victim whose
 // beneficiary a pass started and a later pass evicted again was, in the end, evicted for the job
@@ -379,14 +395,7 @@ void NameBeneficiaries(const Snapshot& snapshot, const History& history, Decisio
   }
   for (PreemptDecision& p : out.preemptions) {
     if (p.for_job.empty() || starts.count(p.for_job) || reserved.count(p.for_job)) continue;
-    std::string beneficiary = p.for_job;
-    for (int hops = 0;
-         hops < kMaxPasses && !starts.count(beneficiary) && history.last_start.count(beneficiary);
-         ++hops) {
-      auto next = history.first_preempt.find(beneficiary);
-      if (next == history.first_preempt.end()) break;
-      beneficiary = next->second.for_job;
-    }
+    const std::string beneficiary(ChainEnd(history, starts, p.for_job));
     if (starts.count(beneficiary)) {
       p.for_job = beneficiary;
     } else if (history.last_start.count(beneficiary)) {
@@ -400,36 +409,37 @@ void NameBeneficiaries(const Snapshot& snapshot, const History& history, Decisio
   }
 }
 
-// Puts back where they ran, if they fit there (nothing the cycle starts or moves took their
-// room), the jobs the cycle evicts or moves for nothing: for a reservation that the settled pass
-// (`reservations`) no longer holds on any node the job ran on (its job starts elsewhere, waits
-// without one, or reserves other nodes), or for a start that does not happen, the chain of
-// undone starts followed as NameBeneficiaries() does. Leaving them evicted would lose their work
-// for no one. `composed` takes the settled state (`state`, left so) to the state with those jobs
-// back (in job-id order); the ids are returned.
+// Puts back where they ran, if they fit there (nothing else the cycle starts or moves took their
+// room), the jobs the cycle evicts or moves for nothing:
+//   - for a reservation that the settled pass (`reservations`) no longer holds on any node the
+//     job ran on (its job starts elsewhere, waits without one, or reserves other nodes);
+//   - for a start that does not happen, the chain of undone starts followed (ChainEnd());
+//   - running jobs moved only for each other's moves (two queues reclaiming from each other: A
+//     evicted for B's re-placement, B's room taken by A's), all at once.
+// Leaving them evicted would lose their work for no one. `composed` takes the settled state
+// (`state`, left so) to the state with those jobs back (in job-id order); the ids are returned.
 std::vector<std::string> KeepEvictedForNothing(const History& history,
                                                const std::vector<ReserveDecision>& reservations,
                                                Moves& composed, SettleState& state) {
-  std::vector<std::string> kept;
-  std::vector<std::string> candidates;
   std::set<std::string_view> starts;
   for (const StartDecision& s : composed.starts) starts.insert(s.job);
+  // Sets of jobs to put back together, in the order tried.
+  std::vector<std::vector<std::string>> candidates;
+  // Running jobs moved for another moved job's start (the chain followed).
+  std::vector<std::string> swapped;
   for (const PreemptDecision& p : composed.preemptions) {
-    if (SamePlace(state.StateJob(p.job).placements, state.SnapshotJob(p.job).placements)) continue;
+    const Job& now = state.StateJob(p.job);
+    if (SamePlace(now.placements, state.SnapshotJob(p.job).placements)) continue;
     const std::string& for_job = history.first_preempt.at(p.job).for_job;
     if (for_job.empty()) continue;
     if (!history.evicted_for_reservation.count(p.job)) {
-      // Evicted (or moved) for a job's start: needed if that job starts, or, when a later pass
-      // undid that start for another, the job that took its room, and so on.
-      std::string_view beneficiary = for_job;
-      for (int hops = 0; hops < kMaxPasses && !starts.count(beneficiary) &&
-                         history.last_start.count(std::string(beneficiary));
-           ++hops) {
-        auto next = history.first_preempt.find(std::string(beneficiary));
-        if (next == history.first_preempt.end()) break;
-        beneficiary = next->second.for_job;
+      const std::string_view end = ChainEnd(history, starts, for_job);
+      if (!starts.count(end)) {
+        candidates.push_back({p.job});
+      } else if (now.state == JobState::kRunning &&
+                 state.SnapshotJob(end).state == JobState::kRunning) {
+        swapped.push_back(p.job);
       }
-      if (!starts.count(beneficiary)) candidates.push_back(p.job);
       continue;
     }
     bool needed = false;
@@ -440,21 +450,39 @@ std::vector<std::string> KeepEvictedForNothing(const History& history,
             needed || std::find(r.nodes.begin(), r.nodes.end(), placement.node) != r.nodes.end();
       }
     }
-    if (!needed) candidates.push_back(p.job);
+    if (!needed) candidates.push_back({p.job});
   }
+  // A move is for nothing only if every move it was for is too: the moved jobs whose chain
+  // ends at a job outside the set leave it, until none does.
+  for (bool shrunk = true; shrunk;) {
+    shrunk = false;
+    const std::set<std::string> in(swapped.begin(), swapped.end());
+    std::erase_if(swapped, [&](const std::string& id) {
+      const std::string_view end = ChainEnd(history, starts, history.first_preempt.at(id).for_job);
+      const bool leaves = !in.count(std::string(end));
+      shrunk = shrunk || leaves;
+      return leaves;
+    });
+  }
+  if (swapped.size() >= 2) candidates.push_back(swapped);
+  std::vector<std::string> kept;
   if (candidates.empty()) return kept;
-  for (const std::string& id : candidates) {
+  for (const std::vector<std::string>& ids : candidates) {
     Moves trial = composed;
-    std::erase_if(trial.preemptions, [&](const PreemptDecision& q) { return q.job == id; });
-    std::erase_if(trial.starts, [&](const StartDecision& q) { return q.job == id; });
+    auto back = [&ids](const auto& d) {
+      return std::find(ids.begin(), ids.end(), d.job) != ids.end();
+    };
+    std::erase_if(trial.preemptions, back);
+    std::erase_if(trial.starts, back);
     state.Reset();
     state.Apply(trial);
     // Over-commitment is all that can fail: every other part of the state is as valid as the
     // snapshot's.
     if (!ValidateSnapshot(state.get()).ok()) continue;
     composed = std::move(trial);
-    kept.push_back(id);
+    kept.insert(kept.end(), ids.begin(), ids.end());
   }
+  std::sort(kept.begin(), kept.end());
   state.Reset();
   state.Apply(composed);
   return kept;

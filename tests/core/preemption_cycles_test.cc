@@ -997,32 +997,42 @@ TEST(PreemptionCyclesTest, NoJobPreemptedTwiceInAStretch) {
 // for j12's quota, re-placed on another node; a reclaim undid j12, and j13 took the GPU j00
 // had held). for_job now names the job that took the victim's GPUs (docs/engine.md,
 // "Settling").
-TEST(PreemptionCyclesTest, AVictimMovedForAnUndoneStartNamesWhoTookItsRoom) {
-  for (uint64_t seed : {1695, 3610}) {
-    SCOPED_TRACE(::testing::Message() << "seed " << seed);
-    const Replay replay = RunReplay(seed);
-    for (const Violation& v : replay.violations) {
-      ADD_FAILURE() << fmt::format("cycle {}: {}: {}", v.cycle, kPropertyNames[v.property], v.what);
-    }
-  }
-}
-
-// A seed on which a victim was moved for a job that, in the end, did not start, and nobody took
-// its room (found with 10,000 seeds): in cycle 1 of seed 8655, j06 (q1) was moved from n3 to n4
-// "for j05", a running job of q1 that the passes evicted (queues q0 and q1 reclaim from each
-// other) and put back where it ran; in cycle 2 j00 the same way, and so on for four cycles. Such
-// a victim now goes back where it ran (docs/engine.md, "Settling"): cycles 1 and 2 decide
-// nothing.
-TEST(PreemptionCyclesTest, AVictimMovedForAStartTheCycleUndidGoesBack) {
-  const Replay replay = RunReplay(8655);
+// The replay of `seed`, with a failure for each violation of a property.
+Replay ReplayWithoutViolations(uint64_t seed) {
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  Replay replay = RunReplay(seed);
   for (const Violation& v : replay.violations) {
     ADD_FAILURE() << fmt::format("cycle {}: {}: {}", v.cycle, kPropertyNames[v.property], v.what);
   }
-  ASSERT_GE(replay.texts.size(), 3u);
-  for (size_t cycle : {1, 2}) {
-    EXPECT_EQ(replay.texts[cycle].find("\npreempt "), std::string::npos) << replay.texts[cycle];
-    EXPECT_EQ(replay.texts[cycle].find("\nstart "), std::string::npos) << replay.texts[cycle];
+  return replay;
+}
+
+TEST(PreemptionCyclesTest, AVictimMovedForAnUndoneStartNamesWhoTookItsRoom) {
+  for (uint64_t seed : {1695, 3610}) ReplayWithoutViolations(seed);
+}
+
+// Seeds on which victims were moved for nothing (found with 10,000 seeds), now put back where
+// they ran (docs/engine.md, "Settling"):
+//   - 8655, (a) and (e1): in cycle 1, j06 (q1) was moved from n3 to n4 "for j05", a running job
+//     of q1 that the passes evicted (queues q0 and q1 reclaim from each other) and put back where
+//     it ran; in cycle 2 j00 the same way, and so on for four cycles. Cycles 1 and 2 now decide
+//     nothing;
+//   - 9740, (e3): in cycle 0, q0 and q2 reclaimed from each other and two running jobs on n0
+//     swapped places, j01 moved "for" j04 and j04 "for" j01 (the job the reclaim was for, j00,
+//     lost its start to j01). Neither goes back alone (each holds the other's room); both go
+//     back together, and cycle 0 only starts j08 and j12.
+TEST(PreemptionCyclesTest, VictimsMovedForNothingGoBack) {
+  const Replay a = ReplayWithoutViolations(8655);
+  const Replay b = ReplayWithoutViolations(9740);
+  ASSERT_GE(a.texts.size(), 3u);
+  ASSERT_GE(b.texts.size(), 1u);
+  for (const std::string& text : {a.texts[1], a.texts[2], b.texts[0]}) {
+    EXPECT_EQ(text.find("\npreempt "), std::string::npos) << text;
   }
+  const std::string& first = b.texts[0];
+  EXPECT_NE(first.find("\nstart j08 main/0@n1[1,2]x1000\nstart j12 "), std::string::npos) << first;
+  EXPECT_EQ(first.find("start j01"), std::string::npos) << first;
+  EXPECT_EQ(first.find("start j04"), std::string::npos) << first;
 }
 
 // Prints one replay cycle by cycle: GPUPOOL_CYCLES_SEED=<seed>.
