@@ -30,8 +30,8 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
 // start an earlier pass of the same cycle made, with the rank they started with
 // (SnapshotIndex::tentative()). With `fingerprint` false, input_fingerprint is left empty: a
 // later pass of a settling cycle hashes nothing, since the cycle reports the first pass's.
-// `restored`: running jobs that earlier passes evicted and put back in the same place twice
-// (SnapshotIndex::restored()).
+// `restored`: running jobs an earlier pass evicted and a later one started again in the same
+// place (SnapshotIndex::restored()).
 Decisions RunCyclePass(const Snapshot& snapshot, const Policy& policy,
                        const std::vector<std::pair<std::string, int64_t>>& tentative = {},
                        bool fingerprint = true, const std::vector<std::string>& restored = {});

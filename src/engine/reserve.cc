@@ -49,7 +49,7 @@ int64_t Reserver::ExpectedEnd(int32_t j) const {
   if (Overrun(j)) {
     // Its estimate proved wrong. With "preempt" a preemptible one goes when a reservation needs
     // its node; otherwise nobody knows when it ends.
-    // One that settling passes evicted and started again in place twice stays
+    // One that a settling pass evicted and a later one started again in place stays
     // (SnapshotIndex::restored): evicting it would change nothing.
     const bool goes = policy_.backfill.overrun == OverrunAction::kPreempt && job.preemptible &&
                       !index_.restored(j);

@@ -29,9 +29,9 @@
 // left it and makes the same reservation (a fixed point). A backfilled job
 // that ran past its estimate plus the margin (Job::backfilled, overrun) no longer counts as
 // ending: with overrun "wait" its end is unknown; with "preempt" (and a preemptible job) it ends
-// now, and the reservation that empties its node evicts it, unless settling passes found, twice,
-// that the evicted job starts again in the same place (SnapshotIndex::restored): it then counts
-// as under "wait".
+// now, and the reservation that empties its node evicts it, unless a settling pass found that
+// the evicted job starts again in the same place (SnapshotIndex::restored): it then counts as
+// under "wait".
 #ifndef GPUPOOL_RESERVE_H_
 #define GPUPOOL_RESERVE_H_
 

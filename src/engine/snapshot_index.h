@@ -148,9 +148,9 @@ class SnapshotIndex {
   int64_t tentative_rank(int32_t j) const { return tentative_rank_[j]; }
   // Marks the jobs of `tentative` (id, rank; ids not in the snapshot are ignored).
   void MarkTentative(const std::vector<std::pair<std::string, int64_t>>& tentative);
-  // Is job j a restored job of the cycle being settled (settle.cc): earlier passes evicted it and
-  // put it back in the same place twice, so that evicting it again would only send the passes
-  // round in a loop? It then stays where it is for the rest of the cycle: no victim of
+  // Is job j a restored job of the cycle being settled (settle.cc): an earlier pass evicted it
+  // and a later one started it again in the same place, so that evicting it again would only send
+  // the passes round in a loop? It then stays where it is for the rest of the cycle: no victim of
   // preemption, a drain or consolidation, and not evicted as an overrun backfilled job (its end
   // then counts as unknown, as under overrun "wait").
   bool restored(int32_t j) const { return !restored_.empty() && restored_[j] != 0; }
