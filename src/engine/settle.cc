@@ -28,10 +28,8 @@
 //     fingerprint are the first pass's (the snapshot's); headroom reports say what the settled
 //     pass finds free, and whom any pass evicted for the rule; counters add up the passes' work,
 //     and count the decisions that remain.
-// A job that a pass evicted and a later pass put back where it ran may be evicted once more (a
-// job that outranks it may want its GPUs once the other starts are in place); put back a second
-// time, it stays there for the rest of the cycle (SnapshotIndex::restored): evicting it again
-// would only go round in a loop.
+// A job that a pass evicted and a later pass put back where it ran stays there for the rest of
+// the cycle (SnapshotIndex::restored): evicting it again would only go round in a loop.
 // The passes share the policy's budgets (candidates, preemption plans, consolidation plans; each
 // pass explains its pending jobs with the whole counterfactual budget). At most kMaxPasses passes
 // run (a cycle cut there is not settled; the property tests find none).
@@ -536,17 +534,8 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   SettleState state(snapshot, first.node_actions);
   // Jobs evicted and started again in place by the passes so far (SnapshotIndex::restored).
   std::vector<std::string> restored;
-  // Jobs the passes put back where they ran once: started again in place, or evicted for
-  // nothing (a reservation or a start the passes then gave up).
+  // Jobs evicted for nothing (a reservation or a start the passes then gave up), put back.
   std::set<std::string> put_back;
-  // Job `id` is back where it ran: its eviction is forgotten, so a later pass may evict it once
-  // more (a job that outranks it may want its GPUs once the other starts are in place); back a
-  // second time, it stays for the rest of the cycle.
-  auto back_where_it_ran = [&](const std::string& id) {
-    history.first_preempt.erase(id);
-    history.evicted_for_reservation.erase(id);
-    if (!put_back.insert(id).second) restored.push_back(id);
-  };
   for (int pass = 1; pass < kMaxPasses; ++pass) {
     // What the budgets (0: unbounded) leave for this pass; a spent one ends the settling.
     bool spent = false;
@@ -591,7 +580,13 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
       const std::vector<std::string> kept =
           KeepEvictedForNothing(history, later.reservations, composed, state);
       if (kept.empty()) break;
-      for (const std::string& id : kept) back_where_it_ran(id);
+      for (const std::string& id : kept) {
+        // Its eviction is void; a later pass may evict it again, for a reservation that
+        // needs its GPUs after all, but only once: put back a second time, it stays.
+        history.first_preempt.erase(id);
+        history.evicted_for_reservation.erase(id);
+        if (!put_back.insert(id).second) restored.push_back(id);
+      }
       composed = Compose(snapshot, state.get(), history);
       ++changed;
       continue;
@@ -606,18 +601,17 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
     // A job a pass evicted and a later pass started again where it ran is where the cycle
     // began: evicted again (by a drain, a reclaim across the line of an entitlement, as an
     // overrun backfilled job that comes before the reserving job in job order), it would start
-    // again, and the passes could go round until the cap.
-    std::vector<std::string> back;
+    // again, and the passes would go round until the cap. No later pass evicts it
+    // (SnapshotIndex::restored).
     for (const auto& [id, preempt] : history.first_preempt) {
       const Job& before = state.SnapshotJob(id);
       const Job& now = state.StateJob(id);
       if (before.state == JobState::kRunning && now.state == JobState::kRunning &&
           SamePlace(before.placements, now.placements) &&
           std::find(restored.begin(), restored.end(), id) == restored.end()) {
-        back.push_back(id);
+        restored.push_back(id);
       }
     }
-    for (const std::string& id : back) back_where_it_ran(id);
   }
   // The first pass's decisions are composed too when no later pass changed anything: a victim
   // that pass re-placed exactly where it ran (a drained job that took its own GPUs back) gets no

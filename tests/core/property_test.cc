@@ -842,25 +842,6 @@ TEST(PropertyTest, AJobDrainedForAReservationThePassesGaveUpStaysWhereItRan) {
   EXPECT_NE(text.find("reserve j03 on n04 at 1736461"), std::string::npos) << text;
 }
 
-// A seed on which a job put back where it ran kept, until the next cycle, the GPUs a job that
-// outranks it wanted (found with 10,000 seeds): in seed 2815 j09 (priority 3) was drained for
-// j10 and, once j10 had evicted j15 (8) instead, started again in place; j15, re-placing
-// itself, would have evicted it, but j09 was protected as put back, and the next cycle started
-// j15. A job put back once may now be evicted once more (docs/engine.md, "Settling"): j15
-// starts again on n00's GPU 0, evicting j09.
-TEST(PropertyTest, AJobPutBackOnceMayStillGoForAJobThatOutranksIt) {
-  std::vector<std::string> violations;
-  CheckSnapshot(2815, GenerateRandomSnapshot(2815), violations);
-  for (const std::string& v : violations) ADD_FAILURE() << v;
-  absl::StatusOr<Decisions> d = Schedule(GenerateRandomSnapshot(2815), PolicyForSeed(2815));
-  ASSERT_TRUE(d.ok()) << d.status();
-  const std::string text = DecisionsToText(*d);
-  EXPECT_NE(text.find("start j15 main/0@n00[0]x1000\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("preempt j09 for j15 reason=job j15 (priority 8)"), std::string::npos)
-      << text;
-  EXPECT_NE(text.find("preempt j15 for j10 "), std::string::npos) << text;
-}
-
 // The spot rule of docs/operations.md, restated: spot_tolerant, or preemptible and checkpointing
 // at least every spot.max_checkpoint_interval_s (any interval when 0).
 bool MayUseSpotNode(const Job& job, const Policy& policy) {
