@@ -218,6 +218,8 @@ class SettleState {
   }
 
   const Snapshot& get() const { return state_; }
+  // The snapshot the cycle began with.
+  const Snapshot& original() const { return snapshot_; }
   // Job `id` of the snapshot (ids are unique after validation), and as the state has it now.
   const Job& SnapshotJob(std::string_view id) const { return snapshot_.jobs[Find(id)]; }
   const Job& StateJob(std::string_view id) const { return state_.jobs[Find(id)]; }
@@ -409,6 +411,61 @@ void NameBeneficiaries(const Snapshot& snapshot, const History& history, Decisio
   }
 }
 
+// Milli-GPUs that the running jobs of `s` hold, per queue (counted up its chain of parents) and
+// GPU model (and kAnyGpuModel), for the queues of `queues` only.
+std::map<std::pair<std::string, std::string>, int64_t> QuotaUsage(
+    const Snapshot& s, const std::map<std::string, const Queue*>& queues,
+    const std::set<std::string>& counted) {
+  std::map<std::string, std::string_view> model_of;
+  for (const Node& node : s.nodes) model_of.emplace(node.id, node.gpu_model);
+  std::map<std::pair<std::string, std::string>, int64_t> usage;
+  for (const Job& job : s.jobs) {
+    if (job.state != JobState::kRunning) continue;
+    for (const ReplicaPlacement& p : job.placements) {
+      int64_t milli = 0;
+      for (const TaskGroup& group : job.groups) {
+        if (group.name == p.group) milli = group.request.gpu_milli;
+      }
+      auto model = model_of.find(p.node);
+      if (milli == 0 || model == model_of.end()) continue;
+      // Parents are validated to exist and to form no cycle.
+      for (auto q = queues.find(job.queue); q != queues.end(); q = queues.find(q->second->parent)) {
+        if (!counted.count(q->first)) continue;
+        usage[{q->first, std::string(model->second)}] += milli;
+        usage[{q->first, kAnyGpuModel}] += milli;
+      }
+    }
+  }
+  return usage;
+}
+
+// Does `trial` (the settled state with jobs `ids` put back) keep each queue of their chains
+// within its quota limits, or, where it is past one, at or below what the snapshot uses?
+bool KeepsQuotaLimits(const Snapshot& snapshot, const Snapshot& trial,
+                      const std::vector<std::string>& ids) {
+  std::map<std::string, const Queue*> queues;
+  for (const Queue& q : snapshot.queues) queues.emplace(q.id, &q);
+  std::set<std::string> counted;
+  for (const Job& job : snapshot.jobs) {
+    if (std::find(ids.begin(), ids.end(), job.id) == ids.end()) continue;
+    for (auto q = queues.find(job.queue); q != queues.end(); q = queues.find(q->second->parent)) {
+      counted.insert(q->first);
+    }
+  }
+  const auto before = QuotaUsage(snapshot, queues, counted);
+  const auto after = QuotaUsage(trial, queues, counted);
+  for (const std::string& id : counted) {
+    for (const Quota& quota : queues.at(id)->quotas) {
+      if (!quota.limit_milli.has_value()) continue;
+      const std::pair<std::string, std::string> key{id, quota.gpu_model};
+      const int64_t was = before.count(key) ? before.at(key) : 0;
+      const int64_t now = after.count(key) ? after.at(key) : 0;
+      if (now > *quota.limit_milli && now > was) return false;
+    }
+  }
+  return true;
+}
+
 // Puts back where they ran, if they fit there (nothing else the cycle starts or moves took their
 // room), the jobs the cycle evicts or moves for nothing:
 //   - for a reservation that the settled pass (`reservations`) no longer holds on any node the
@@ -476,9 +533,13 @@ std::vector<std::string> KeepEvictedForNothing(const History& history,
     std::erase_if(trial.starts, back);
     state.Reset();
     state.Apply(trial);
-    // Over-commitment is all that can fail: every other part of the state is as valid as the
-    // snapshot's.
-    if (!ValidateSnapshot(state.get()).ok()) continue;
+    // Over-commitment is all that validation can find: every other part of the state is as
+    // valid as the snapshot's. Quota limits it does not check (a snapshot may hold a queue past
+    // its limit): a start may have taken the quota a job put back would use again.
+    if (!ValidateSnapshot(state.get()).ok() ||
+        !KeepsQuotaLimits(state.original(), state.get(), ids)) {
+      continue;
+    }
     composed = std::move(trial);
     kept.insert(kept.end(), ids.begin(), ids.end());
   }
