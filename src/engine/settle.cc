@@ -593,7 +593,8 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   bool last_changes = true;
   Policy pass_policy = policy;
   SettleState state(snapshot, first.node_actions);
-  // Jobs evicted and started again in place by the passes so far (SnapshotIndex::restored).
+  // Jobs no later pass may evict (SnapshotIndex::restored): started again in place by the
+  // passes so far, or put back a second time as evicted for nothing.
   std::vector<std::string> restored;
   // Jobs evicted for nothing (a reservation or a start the passes then gave up), put back.
   std::set<std::string> put_back;
