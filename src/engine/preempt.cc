@@ -103,7 +103,9 @@ int64_t PreemptionPlanner::DrainableFrom(int32_t j, int32_t v) const {
   const int32_t jq = index_.job(j).queue;
   if (jq == kNone || index_.job(v).queue != jq) return kNever;
   if (rules_.VictimPriority(v) >= rules_.PreemptorPriority(j)) return kNever;
-  if (index_.tentative(v) || index_.restored(v)) return kNever;
+  // A start made earlier in the cycle being settled is ranked as the host's start at this
+  // moment is in the next cycle (which sees it running since now): from when it may go.
+  if (index_.restored(v)) return kNever;
   return EligibleVictimFrom(*index_.job(v).job, index_.snapshot().now, policy_);
 }
 

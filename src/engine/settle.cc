@@ -12,7 +12,7 @@
 //   - a job running in the snapshot and pending in the settled state is preempted, with the
 //     reason and lost work of the pass that first evicted it; if the job it was evicted for was
 //     started by a pass and undone by a later one, for_job names the job that finally took the
-//     room (NameBeneficiaries());
+//     room (NameBeneficiaries(); the same for an elastic group shrunk for such a job);
 //   - a job evicted for nothing (for a reservation that the settled pass no longer holds on any
 //     node it ran on, or for a start that neither happens nor, down the chain of undone starts,
 //     went to a job that starts) is put back where it ran if it fits there, and the passes go
@@ -385,7 +385,9 @@ std::string_view ChainEnd(const History& history, const std::set<std::string_vie
 // that took the beneficiary's room: follow the chain to a job that starts. If the chain ends at a
 // start a later pass undid without evicting it for another (the victim, moved meanwhile, stays
 // moved), the room went to whichever job starts on a GPU the victim held: the first such in id
-// order. A job drained for keeps the eviction while it holds a reservation (stage 7).
+// order. A job drained for keeps the eviction while it holds a reservation (stage 7). An elastic
+// group shrunk for a job whose start a later pass undid was shrunk, in the end, for the job at
+// the end of the same chain, when that one starts.
 void NameBeneficiaries(const Snapshot& snapshot, const History& history, Decisions& out) {
   std::set<std::string_view> starts, reserved;
   for (const StartDecision& s : out.starts) starts.insert(s.job);
@@ -408,6 +410,11 @@ void NameBeneficiaries(const Snapshot& snapshot, const History& history, Decisio
         }
       }
     }
+  }
+  for (ResizeDecision& r : out.resizes) {
+    if (r.for_job.empty() || starts.count(r.for_job)) continue;
+    const std::string_view beneficiary = ChainEnd(history, starts, r.for_job);
+    if (starts.count(beneficiary)) r.for_job = std::string(beneficiary);
   }
 }
 
