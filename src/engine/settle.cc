@@ -385,7 +385,8 @@ std::string_view ChainEnd(const History& history, const std::set<std::string_vie
 // that took the beneficiary's room: follow the chain to a job that starts. If the chain ends at a
 // start a later pass undid without evicting it for another (the victim, moved meanwhile, stays
 // moved), the room went to whichever job starts on a GPU the victim held: the first such in id
-// order. A job drained for keeps the eviction while it holds a reservation (stage 7). An elastic
+// order. A job drained for a reservation keeps the eviction while it holds one (stage 7); a job
+// evicted for another's start does not, when that job only reserves in the end. An elastic
 // group shrunk for a job whose start a later pass undid was shrunk, in the end, for the job at
 // the end of the same chain, when that one starts.
 void NameBeneficiaries(const Snapshot& snapshot, const History& history, Decisions& out) {
@@ -398,7 +399,8 @@ void NameBeneficiaries(const Snapshot& snapshot, const History& history, Decisio
     if (auto it = ran.find(job.id); it != ran.end()) it->second = &job;
   }
   for (PreemptDecision& p : out.preemptions) {
-    if (p.for_job.empty() || starts.count(p.for_job) || reserved.count(p.for_job)) continue;
+    if (p.for_job.empty() || starts.count(p.for_job)) continue;
+    if (reserved.count(p.for_job) && history.evicted_for_reservation.count(p.job)) continue;
     const std::string beneficiary(ChainEnd(history, starts, p.for_job));
     if (starts.count(beneficiary)) {
       p.for_job = beneficiary;

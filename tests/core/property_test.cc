@@ -859,9 +859,12 @@ TEST(PropertyTest, AJobDrainedForAReservationThePassesGaveUpStaysWhereItRan) {
 // each other's nodes pass by pass and the drained j01 was put back; the next cycle, seeing j20
 // running since now, ranked n04 by when j20 may go and drained j01. An elastic group shrunk for
 // a job whose start a later pass undid names the job at the end of the chain: 24531 shrank j14
-// for j06, which had been evicted for j10 and which a later pass started again where it ran.
+// for j06, which had been evicted for j10 and which a later pass started again where it ran. A
+// job evicted for another's start keeps that name only if the other starts, or holds a
+// reservation it was drained for: 26905 evicted j06 for j00, whose start a later pass undid for
+// j04 (on j06's GPU), and j00 only reserved in the end.
 TEST(PropertyTest, LaterPassesRankAndNameAsTheNextCycleDoes) {
-  ExpectInvariants({7927, 24531, 36613});
+  ExpectInvariants({7927, 24531, 26905, 36613});
   absl::StatusOr<Decisions> d = Schedule(GenerateRandomSnapshot(7927), PolicyForSeed(7927));
   ASSERT_TRUE(d.ok()) << d.status();
   const std::string text = DecisionsToText(*d);
@@ -874,6 +877,10 @@ TEST(PropertyTest, LaterPassesRankAndNameAsTheNextCycleDoes) {
   EXPECT_EQ(d->resizes[0].job, "j14");
   EXPECT_EQ(d->resizes[0].to_replicas, 1);
   EXPECT_EQ(d->resizes[0].for_job, "j10");
+  d = Schedule(GenerateRandomSnapshot(26905), PolicyForSeed(26905));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_NE(DecisionsToText(*d).find("preempt j06 for j04"), std::string::npos)
+      << DecisionsToText(*d);
 }
 
 // The spot rule of docs/operations.md, restated: spot_tolerant, or preemptible and checkpointing
