@@ -117,6 +117,9 @@ struct History {
   std::map<std::string, MigrateDecision> first_migrate;
   std::map<std::string, ResizeDecision> last_resize;
   std::map<std::string, StartDecision> last_start;
+  // For a job a pass started and a later pass evicted: the job the last such eviction was for
+  // (the one that undid its start).
+  std::map<std::string, std::string> undone_for;
   // Jobs whose first eviction was for a reservation (a drain, or an overrun backfilled job
   // evicted from a reservation's node): its job holds a reservation in that pass.
   std::set<std::string> evicted_for_reservation;
@@ -128,6 +131,7 @@ struct History {
       if (first_preempt.emplace(p.job, p).second && reserved.count(p.for_job)) {
         evicted_for_reservation.insert(p.job);
       }
+      if (last_start.count(p.job)) undone_for[p.job] = p.for_job;
     }
     for (const MigrateDecision& m : d.migrations) first_migrate.emplace(m.job, m);
     for (const ResizeDecision& r : d.resizes) last_resize[r.job] = r;
@@ -371,8 +375,15 @@ std::string_view ChainEnd(const History& history, const std::set<std::string_vie
                           std::string_view for_job) {
   std::string_view beneficiary = for_job;
   for (int hops = 0; hops < kMaxPasses && !starts.count(beneficiary); ++hops) {
-    if (!history.last_start.count(std::string(beneficiary))) break;
-    auto next = history.first_preempt.find(std::string(beneficiary));
+    const std::string id(beneficiary);
+    if (!history.last_start.count(id)) break;
+    // The eviction that undid its start; a job started again where it ran, with none, was
+    // evicted only before (its first eviction).
+    if (auto undone = history.undone_for.find(id); undone != history.undone_for.end()) {
+      beneficiary = undone->second;
+      continue;
+    }
+    auto next = history.first_preempt.find(id);
     if (next == history.first_preempt.end()) break;
     beneficiary = next->second.for_job;
   }
@@ -655,6 +666,7 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
         // Its eviction is void; a later pass may evict it again, for a reservation that
         // needs its GPUs after all, but only once: put back a second time, it stays.
         history.first_preempt.erase(id);
+        history.undone_for.erase(id);
         history.evicted_for_reservation.erase(id);
         if (!put_back.insert(id).second) restored.push_back(id);
       }

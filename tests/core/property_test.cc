@@ -862,9 +862,11 @@ TEST(PropertyTest, AJobDrainedForAReservationThePassesGaveUpStaysWhereItRan) {
 // for j06, which had been evicted for j10 and which a later pass started again where it ran. A
 // job evicted for another's start keeps that name only if the other starts, or holds a
 // reservation it was drained for: 26905 evicted j06 for j00, whose start a later pass undid for
-// j04 (on j06's GPU), and j00 only reserved in the end.
+// j04 (on j06's GPU), and j00 only reserved in the end. The chain follows the eviction that
+// undid a start, not a job's first: 743881 evicted j06 for j08, which a first pass had drained
+// for j19 and a second started again; a third evicted j08 for j03, which took j06's GPU.
 TEST(PropertyTest, LaterPassesRankAndNameAsTheNextCycleDoes) {
-  ExpectInvariants({7927, 24531, 26905, 36613});
+  ExpectInvariants({7927, 24531, 26905, 36613, 743881});
   absl::StatusOr<Decisions> d = Schedule(GenerateRandomSnapshot(7927), PolicyForSeed(7927));
   ASSERT_TRUE(d.ok()) << d.status();
   const std::string text = DecisionsToText(*d);
@@ -880,6 +882,10 @@ TEST(PropertyTest, LaterPassesRankAndNameAsTheNextCycleDoes) {
   d = Schedule(GenerateRandomSnapshot(26905), PolicyForSeed(26905));
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_NE(DecisionsToText(*d).find("preempt j06 for j04"), std::string::npos)
+      << DecisionsToText(*d);
+  d = Schedule(GenerateRandomSnapshot(743881), PolicyForSeed(743881));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_NE(DecisionsToText(*d).find("preempt j06 for j03"), std::string::npos)
       << DecisionsToText(*d);
 }
 
