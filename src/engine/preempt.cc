@@ -103,8 +103,8 @@ int64_t PreemptionPlanner::DrainableFrom(int32_t j, int32_t v) const {
   const int32_t jq = index_.job(j).queue;
   if (jq == kNone || index_.job(v).queue != jq) return kNever;
   if (rules_.VictimPriority(v) >= rules_.PreemptorPriority(j)) return kNever;
-  // A start made earlier in the cycle being settled is ranked as the host's start at this
-  // moment is in the next cycle (which sees it running since now): from when it may go.
+  // A start an earlier pass of the cycle made counts as the next cycle will count it, running
+  // since now: from when it may go.
   if (index_.restored(v)) return kNever;
   return EligibleVictimFrom(*index_.job(v).job, index_.snapshot().now, policy_);
 }

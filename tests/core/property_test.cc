@@ -627,6 +627,13 @@ void ExpectInvariants(std::initializer_list<uint64_t> seeds) {
   }
 }
 
+// The decisions of the random snapshot of `seed` under its policy, as text ("" on an error).
+std::string ScheduledText(uint64_t seed) {
+  absl::StatusOr<Decisions> d = Schedule(GenerateRandomSnapshot(seed), PolicyForSeed(seed));
+  EXPECT_TRUE(d.ok()) << d.status();
+  return d.ok() ? DecisionsToText(*d) : std::string();
+}
+
 TEST(PropertyTest, InvariantsHoldOnRandomSnapshots) {
   int failing_seeds = 0;
   int64_t starts = 0;
@@ -835,20 +842,15 @@ TEST(PropertyTest, TheNextCycleFindsNothingMoreToDrain) {
 // limit_milli).
 TEST(PropertyTest, AJobDrainedForAReservationThePassesGaveUpStaysWhereItRan) {
   ExpectInvariants({817, 931, 6955, 7831, 10465, 15127});
-  auto decisions = [](uint64_t seed) {
-    absl::StatusOr<Decisions> d = Schedule(GenerateRandomSnapshot(seed), PolicyForSeed(seed));
-    EXPECT_TRUE(d.ok()) << d.status();
-    return d.ok() ? DecisionsToText(*d) : std::string();
-  };
-  std::string text = decisions(6955);
+  std::string text = ScheduledText(6955);
   EXPECT_EQ(text.find("preempt"), std::string::npos) << text;
   EXPECT_NE(text.find("reserve j18 on n00,n09"), std::string::npos) << text;
-  text = decisions(817);
+  text = ScheduledText(817);
   EXPECT_EQ(text.find("preempt"), std::string::npos) << text;
   EXPECT_EQ(text.find("start j01"), std::string::npos) << text;
   EXPECT_EQ(text.find("start j02"), std::string::npos) << text;
   EXPECT_NE(text.find("reserve j03 on n00 at 1050751"), std::string::npos) << text;
-  text = decisions(7831);
+  text = ScheduledText(7831);
   EXPECT_NE(text.find("preempt j01 for j03 reason=job j03 is among"), std::string::npos) << text;
   EXPECT_NE(text.find("reserve j03 on n04 at 1736461"), std::string::npos) << text;
 }
@@ -867,26 +869,20 @@ TEST(PropertyTest, AJobDrainedForAReservationThePassesGaveUpStaysWhereItRan) {
 // for j19 and a second started again; a third evicted j08 for j03, which took j06's GPU.
 TEST(PropertyTest, LaterPassesRankAndNameAsTheNextCycleDoes) {
   ExpectInvariants({7927, 24531, 26905, 36613, 743881});
-  absl::StatusOr<Decisions> d = Schedule(GenerateRandomSnapshot(7927), PolicyForSeed(7927));
-  ASSERT_TRUE(d.ok()) << d.status();
-  const std::string text = DecisionsToText(*d);
+  std::string text = ScheduledText(7927);
   EXPECT_NE(text.find("preempt j01 for j05 reason=job j05 is among"), std::string::npos) << text;
   EXPECT_NE(text.find("start j01 main/0@n03[2]x1000"), std::string::npos) << text;
   EXPECT_NE(text.find("reserve j16 on n04 at 1855995"), std::string::npos) << text;
-  d = Schedule(GenerateRandomSnapshot(24531), PolicyForSeed(24531));
+  absl::StatusOr<Decisions> d = Schedule(GenerateRandomSnapshot(24531), PolicyForSeed(24531));
   ASSERT_TRUE(d.ok()) << d.status();
   ASSERT_EQ(d->resizes.size(), 1u);
   EXPECT_EQ(d->resizes[0].job, "j14");
   EXPECT_EQ(d->resizes[0].to_replicas, 1);
   EXPECT_EQ(d->resizes[0].for_job, "j10");
-  d = Schedule(GenerateRandomSnapshot(26905), PolicyForSeed(26905));
-  ASSERT_TRUE(d.ok()) << d.status();
-  EXPECT_NE(DecisionsToText(*d).find("preempt j06 for j04"), std::string::npos)
-      << DecisionsToText(*d);
-  d = Schedule(GenerateRandomSnapshot(743881), PolicyForSeed(743881));
-  ASSERT_TRUE(d.ok()) << d.status();
-  EXPECT_NE(DecisionsToText(*d).find("preempt j06 for j03"), std::string::npos)
-      << DecisionsToText(*d);
+  text = ScheduledText(26905);
+  EXPECT_NE(text.find("preempt j06 for j04"), std::string::npos) << text;
+  text = ScheduledText(743881);
+  EXPECT_NE(text.find("preempt j06 for j03"), std::string::npos) << text;
 }
 
 // The spot rule of docs/operations.md, restated: spot_tolerant, or preemptible and checkpointing
