@@ -31,10 +31,12 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
 // (SnapshotIndex::tentative()). With `fingerprint` false, input_fingerprint is left empty: a
 // later pass of a settling cycle hashes nothing, since the cycle reports the first pass's.
 // `restored`: running jobs an earlier pass evicted and a later one started again in the same
-// place (SnapshotIndex::restored()).
+// place (SnapshotIndex::restored()); `pinned`: those of them no job may evict
+// (SnapshotIndex::pinned()).
 Decisions RunCyclePass(const Snapshot& snapshot, const Policy& policy,
                        const std::vector<std::pair<std::string, int64_t>>& tentative = {},
-                       bool fingerprint = true, const std::vector<std::string>& restored = {});
+                       bool fingerprint = true, const std::vector<std::string>& restored = {},
+                       const std::vector<std::string>& pinned = {});
 
 }  // namespace gpupool::internal
 

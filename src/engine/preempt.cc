@@ -40,7 +40,8 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
   if (candidates.empty()) return std::nullopt;
   if (policy_.preemption.reclaim_across_queues) rules_.DropNeverAllowed(j, candidates);
   // Jobs on nodes held for a starving job's reservation stay (checked last: it is the dearest).
-  std::erase_if(candidates, [this](int32_t v) { return !rules_.MayEvict(v); });
+  std::erase_if(candidates,
+                [this](int32_t v) { return !rules_.MayEvict(v) && !rules_.MayEvictRestored(v); });
   if (candidates.empty()) return std::nullopt;
   if (!BudgetLeft()) {
     counters_.budget_exhausted = true;
@@ -115,8 +116,9 @@ std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {
   if (info.queue == kNone) return out;
   const int64_t priority = rules_.PreemptorPriority(j);
   auto consider = [&](int32_t v, bool own) {
-    // Nodes held for reservations: TryPreempt().
-    if (rules_.taken(v) || !rules_.MayEverEvict(v)) return;
+    // Nodes held for reservations: TryPreempt(). A restored job goes only for a job of its own
+    // queue that outranks it (VictimRules::MayEvictRestored).
+    if (rules_.taken(v) || !(rules_.MayEverEvict(v) || (own && index_.restored(v)))) return;
     if (own && rules_.VictimPriority(v) >= priority) return;
     if (info.needs_gpu && rules_.Milli(v) == 0) return;
     out.push_back(v);
@@ -139,7 +141,8 @@ std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {
     running_built_ = true;
     for (int32_t v = 0; v < index_.job_count(); ++v) {
       const JobInfo& vi = index_.job(v);
-      if (vi.job->state != JobState::kRunning || vi.queue == kNone || !rules_.MayEverEvict(v)) {
+      if (vi.job->state != JobState::kRunning || vi.queue == kNone ||
+          !(rules_.MayEverEvict(v) || index_.restored(v))) {
         continue;
       }
       running_.push_back(v);
@@ -150,6 +153,7 @@ std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {
     const uint8_t o = open[running_queue_[k]];
     if (o == 2) {
       const int32_t v = running_[k];
+      if (index_.restored(v)) continue;
       if (policy_.preemption.reclaim_lower_priority_only && rules_.VictimPriority(v) >= priority) {
         continue;
       }

@@ -572,10 +572,11 @@ namespace internal {
 
 Decisions RunCyclePass(const Snapshot& snapshot, const Policy& policy,
                        const std::vector<std::pair<std::string, int64_t>>& tentative,
-                       bool fingerprint, const std::vector<std::string>& restored) {
+                       bool fingerprint, const std::vector<std::string>& restored,
+                       const std::vector<std::string>& pinned) {
   SnapshotIndex input_index(snapshot);
   input_index.MarkTentative(tentative);
-  input_index.MarkRestored(restored);
+  input_index.MarkRestored(restored, pinned);
 
   Decisions decisions;
   decisions.policy_name = policy.name;
@@ -597,7 +598,7 @@ Decisions RunCyclePass(const Snapshot& snapshot, const Policy& policy,
     GPUPOOL_CHECK(ApplyDecisions(applied, *operated).ok());
     operated_index.emplace(*operated);
     operated_index->MarkTentative(tentative);
-    operated_index->MarkRestored(restored);
+    operated_index->MarkRestored(restored, pinned);
   }
   const internal::SnapshotIndex& index = operated_index ? *operated_index : input_index;
   const internal::WindowGate windows(index, policy);

@@ -29,7 +29,8 @@
 //     pass finds free, and whom any pass evicted for the rule; counters add up the passes' work,
 //     and count the decisions that remain.
 // A job that a pass evicted and a later pass put back where it ran stays there for the rest of
-// the cycle (SnapshotIndex::restored): evicting it again would only go round in a loop.
+// the cycle (SnapshotIndex::restored): evicting it again would only go round in a loop. Only a
+// job of its queue that outranks it may still take its GPUs, once (VictimRules::MayEvictRestored).
 // The passes share the policy's budgets (candidates, preemption plans, consolidation plans; each
 // pass explains its pending jobs with the whole counterfactual budget). At most kMaxPasses passes
 // run (a cycle cut there is not settled; the property tests find none).
@@ -124,10 +125,21 @@ struct History {
   // evicted from a reservation's node): its job holds a reservation in that pass.
   std::set<std::string> evicted_for_reservation;
 
-  void Record(const Decisions& d) {
+  // Restored jobs (SnapshotIndex::restored) that a job of their queue that outranks them
+  // evicted after all (VictimRules::MayEvictRestored).
+  std::set<std::string> yielded;
+
+  // `restored`: the restored jobs of the pass. Their earlier eviction was void; one evicted
+  // after all is reported with that eviction.
+  void Record(const Decisions& d, const std::vector<std::string>& restored = {}) {
     std::set<std::string_view> reserved;
     for (const ReserveDecision& r : d.reservations) reserved.insert(r.job);
     for (const PreemptDecision& p : d.preemptions) {
+      if (std::find(restored.begin(), restored.end(), p.job) != restored.end()) {
+        first_preempt.erase(p.job);
+        evicted_for_reservation.erase(p.job);
+        yielded.insert(p.job);
+      }
       if (first_preempt.emplace(p.job, p).second && reserved.count(p.for_job)) {
         evicted_for_reservation.insert(p.job);
       }
@@ -613,9 +625,16 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   bool last_changes = true;
   Policy pass_policy = policy;
   SettleState state(snapshot, first.node_actions);
-  // Jobs no later pass may evict (SnapshotIndex::restored): started again in place by the
-  // passes so far, or put back a second time as evicted for nothing.
+  // Jobs no later pass may evict but for a job of their queue that outranks them
+  // (SnapshotIndex::restored): started again in place by the passes so far, or put back a second
+  // time as evicted for nothing. Those that yielded to such a job and came back, or were put back
+  // a second time, no job may evict (SnapshotIndex::pinned): each job yields at most once, so
+  // the passes cannot go round.
   std::vector<std::string> restored;
+  std::vector<std::string> pinned;
+  auto listed = [](const std::vector<std::string>& ids, const std::string& id) {
+    return std::find(ids.begin(), ids.end(), id) != ids.end();
+  };
   // Jobs evicted for nothing (a reservation or a start the passes then gave up), put back.
   std::set<std::string> put_back;
   for (int pass = 1; pass < kMaxPasses; ++pass) {
@@ -651,7 +670,8 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
           s.job, starving ? std::numeric_limits<int64_t>::max() : int64_t{job.priority});
     }
     // The cycle reports the first pass's fingerprint: a later pass computes none.
-    later = RunCyclePass(state.get(), pass_policy, tentative, /*fingerprint=*/false, restored);
+    later =
+        RunCyclePass(state.get(), pass_policy, tentative, /*fingerprint=*/false, restored, pinned);
     if (observe) observe(state.get(), later);
     AddWork(work, later.counters);
     last = &later;
@@ -668,13 +688,16 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
         history.first_preempt.erase(id);
         history.undone_for.erase(id);
         history.evicted_for_reservation.erase(id);
-        if (!put_back.insert(id).second) restored.push_back(id);
+        if (!put_back.insert(id).second) {
+          if (!listed(restored, id)) restored.push_back(id);
+          if (!listed(pinned, id)) pinned.push_back(id);
+        }
       }
       composed = Compose(snapshot, state.get(), history);
       ++changed;
       continue;
     }
-    history.Record(later);
+    history.Record(later, restored);
     headroom.push_back(later.headroom);
     ++changed;
     // Only the jobs' decisions of a later pass carry over; its node actions describe a state
@@ -684,15 +707,20 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
     // A job a pass evicted and a later pass started again where it ran is where the cycle
     // began: evicted again (by a drain, a reclaim across the line of an entitlement, as an
     // overrun backfilled job that comes before the reserving job in job order), it would start
-    // again, and the passes would go round until the cap. No later pass evicts it
-    // (SnapshotIndex::restored).
+    // again, and the passes would go round until the cap. No later pass evicts it but for a job
+    // of its queue that outranks it (SnapshotIndex::restored); back again after that, it is
+    // pinned.
     for (const auto& [id, preempt] : history.first_preempt) {
       const Job& before = state.SnapshotJob(id);
       const Job& now = state.StateJob(id);
-      if (before.state == JobState::kRunning && now.state == JobState::kRunning &&
-          SamePlace(before.placements, now.placements) &&
-          std::find(restored.begin(), restored.end(), id) == restored.end()) {
+      if (before.state != JobState::kRunning || now.state != JobState::kRunning ||
+          !SamePlace(before.placements, now.placements)) {
+        continue;
+      }
+      if (!listed(restored, id)) {
         restored.push_back(id);
+      } else if (history.yielded.count(id) && !listed(pinned, id)) {
+        pinned.push_back(id);
       }
     }
   }

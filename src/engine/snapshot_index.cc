@@ -402,12 +402,17 @@ void SnapshotIndex::MarkTentative(const std::vector<std::pair<std::string, int64
   }
 }
 
-void SnapshotIndex::MarkRestored(const std::vector<std::string>& ids) {
+void SnapshotIndex::MarkRestored(const std::vector<std::string>& ids,
+                                 const std::vector<std::string>& pinned) {
   if (ids.empty()) return;
   restored_.assign(jobs_.size(), 0);
   for (const std::string& id : ids) {
     const int32_t j = FindJob(id);
     if (j != kNone) restored_[j] = 1;
+  }
+  for (const std::string& id : pinned) {
+    const int32_t j = FindJob(id);
+    if (j != kNone && restored_[j] != 0) restored_[j] = 2;
   }
 }
 

@@ -151,11 +151,17 @@ class SnapshotIndex {
   // Is job j a restored job of the cycle being settled (settle.cc): an earlier pass evicted it
   // and a later one started it again in the same place, so that evicting it again would only send
   // the passes round in a loop? It then stays where it is for the rest of the cycle: no victim of
-  // preemption, a drain or consolidation, and not evicted as an overrun backfilled job (its end
-  // then counts as unknown, as under overrun "wait").
+  // a drain, a reclaim across queues, consolidation or headroom, and not evicted as an overrun
+  // backfilled job (its end then counts as unknown, as under overrun "wait"); only a job of its
+  // queue that outranks it may evict it (VictimRules::MayEvictRestored).
   bool restored(int32_t j) const { return !restored_.empty() && restored_[j] != 0; }
-  // Marks the jobs of `ids` (ids not in the snapshot are ignored).
-  void MarkRestored(const std::vector<std::string>& ids);
+  // Is restored job j one that no job may evict, not even one of its queue that outranks it
+  // (VictimRules::MayEvictRestored): it yielded once in the cycle and was put back again, or was
+  // put back a second time as evicted for nothing?
+  bool pinned(int32_t j) const { return !restored_.empty() && restored_[j] == 2; }
+  // Marks the jobs of `ids` restored, and those of `pinned` (among them) pinned too (ids not in
+  // the snapshot are ignored).
+  void MarkRestored(const std::vector<std::string>& ids, const std::vector<std::string>& pinned);
 
  private:
   void IndexNodes();

@@ -44,13 +44,13 @@ bool VictimRules::MayEverEvict(int32_t v) const {
   return may_ever_evict_[v] != 0;
 }
 
-bool VictimRules::ComputeMayEverEvict(int32_t v, bool own_minimum) const {
+bool VictimRules::ComputeMayEverEvict(int32_t v, bool own_minimum, bool restored_stays) const {
   // A start made earlier in the cycle being settled may be revoked, whatever the job's rules:
   // it has not run.
   if (index_.tentative(v)) return true;
   // One that an earlier pass evicted and a later one started again where it ran: evicting it
-  // again would send the passes round in a loop (settle.cc).
-  if (index_.restored(v)) return false;
+  // again for a drain, a reclaim or a move would send the passes round in a loop (settle.cc).
+  if (restored_stays && index_.restored(v)) return false;
   const Job& victim = *index_.job(v).job;
   const int64_t now = index_.snapshot().now;
   const int64_t ran = now - victim.start_time.value_or(now);

@@ -78,6 +78,16 @@ class VictimRules {
   bool MayEvictPastMinRuntime(int32_t v) const {
     return !state_.OnHeldNode(v) && (MayEverEvict(v) || ComputeMayEverEvict(v, false));
   }
+  // A restored job (SnapshotIndex::restored) is no victim of MayEvict(): drained, reclaimed
+  // across queues, consolidated or taken for headroom, it would only start again in place. A job
+  // of its own queue that outranks it may still take its GPUs, as the next cycle would let it:
+  // may restored job v go for that, by every other rule of MayEvict()? Not once it has yielded
+  // (SnapshotIndex::pinned), nor with reclaim_across_queues on, where two queues taking GPUs back
+  // from each other can make of such a yield a loop.
+  bool MayEvictRestored(int32_t v) const {
+    return index_.restored(v) && !index_.pinned(v) && !policy_.preemption.reclaim_across_queues &&
+           !state_.OnHeldNode(v) && ComputeMayEverEvict(v, true, false);
+  }
   // Has running job v been evicted or shrunk in this cycle (it is no victim again)?
   bool taken(int32_t v) const { return taken_[v] != 0; }
   void NoteTaken(int32_t v) { taken_[v] = 1; }
@@ -187,8 +197,9 @@ class VictimRules {
   // The most milli-GPUs a plan may take from c.side (negative: nothing).
   static int64_t MostTaken(const Comparison& c);
 
-  // MayEverEvict(), uncached; `own_minimum`: whether the job's min_runtime_s counts.
-  bool ComputeMayEverEvict(int32_t v, bool own_minimum = true) const;
+  // MayEverEvict(), uncached; `own_minimum`: whether the job's min_runtime_s counts;
+  // `restored_stays`: whether a restored job is kept.
+  bool ComputeMayEverEvict(int32_t v, bool own_minimum = true, bool restored_stays = true) const;
   int64_t ComputeVictimCost(int32_t v) const;
   void ComputeMilli() const;
   void ResetSides(int32_t jq) const;

@@ -885,6 +885,22 @@ TEST(PropertyTest, LaterPassesRankAndNameAsTheNextCycleDoes) {
   EXPECT_NE(text.find("preempt j06 for j03"), std::string::npos) << text;
 }
 
+// A restored job (drained, then started again where it ran) still yields to a job of its own
+// queue that outranks it, as the next cycle would let it. In 2815 the first pass drained j09
+// (priority 3) for j10's reservation, a second started j10 elsewhere, evicting j15 (priority 8),
+// and put j09 back on n00[0]; j15 then waited for n00 while j09 ran there, and the next cycle
+// evicted j09 for j15. Now a later pass does, and the eviction it reports is that one.
+TEST(PropertyTest, ARestoredJobYieldsToAJobOfItsQueueThatOutranksIt) {
+  ExpectInvariants({2815});
+  const std::string text = ScheduledText(2815);
+  EXPECT_NE(text.find("start j15 main/0@n00[0]x1000"), std::string::npos) << text;
+  EXPECT_NE(text.find("preempt j09 for j15 reason=job j15 (priority 8) of the same queue q1 "
+                      "outranks it (priority 3)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("reserve j15"), std::string::npos) << text;
+}
+
 // The spot rule of docs/operations.md, restated: spot_tolerant, or preemptible and checkpointing
 // at least every spot.max_checkpoint_interval_s (any interval when 0).
 bool MayUseSpotNode(const Job& job, const Policy& policy) {
