@@ -78,8 +78,12 @@ bool PreemptionPlanner::MayDrain(int32_t j, int32_t v, const std::vector<int32_t
   const int64_t now = index_.snapshot().now;
   const bool past_min_runtime =
       options.starving_drain_past_min_runtime && Starving(*index_.job(j).job, policy_, now);
-  if (index_.tentative(v) || rules_.taken(v) ||
-      !(past_min_runtime ? rules_.MayEvictPastMinRuntime(v) : rules_.MayEvict(v))) {
+  // A restored job goes only for a job of its own queue that outranks it
+  // (VictimRules::MayEvictRestored).
+  const bool restored = index_.restored(v);
+  if (index_.tentative(v) || rules_.taken(v)) return false;
+  if (restored ? !rules_.MayEvictRestored(v)
+               : !(past_min_runtime ? rules_.MayEvictPastMinRuntime(v) : rules_.MayEvict(v))) {
     return false;
   }
   const Job& victim = *index_.job(v).job;
@@ -89,6 +93,7 @@ bool PreemptionPlanner::MayDrain(int32_t j, int32_t v, const std::vector<int32_t
   if (jq == kNone || vq == kNone) return false;
   const bool outranked = rules_.VictimPriority(v) < rules_.PreemptorPriority(j);
   if (vq == jq) return outranked;
+  if (restored) return false;
   if (!options.reclaim_across_queues || (options.reclaim_lower_priority_only && !outranked)) {
     return false;
   }
@@ -105,8 +110,8 @@ int64_t PreemptionPlanner::DrainableFrom(int32_t j, int32_t v) const {
   if (jq == kNone || index_.job(v).queue != jq) return kNever;
   if (rules_.VictimPriority(v) >= rules_.PreemptorPriority(j)) return kNever;
   // A start an earlier pass of the cycle made counts as the next cycle will count it, running
-  // since now: from when it may go.
-  if (index_.restored(v)) return kNever;
+  // since now: from when it may go. A restored job that may not yield again, never.
+  if (index_.restored(v) && !rules_.RestoredMayYield(v)) return kNever;
   return EligibleVictimFrom(*index_.job(v).job, index_.snapshot().now, policy_);
 }
 

@@ -30,7 +30,8 @@
 //     and count the decisions that remain.
 // A job that a pass evicted and a later pass put back where it ran stays there for the rest of
 // the cycle (SnapshotIndex::restored): evicting it again would only go round in a loop. Only a
-// job of its queue that outranks it may still take its GPUs, once (VictimRules::MayEvictRestored).
+// job of its queue that outranks it may still evict or drain it, once
+// (VictimRules::MayEvictRestored).
 // The passes share the policy's budgets (candidates, preemption plans, consolidation plans; each
 // pass explains its pending jobs with the whole counterfactual budget). At most kMaxPasses passes
 // run (a cycle cut there is not settled; the property tests find none).

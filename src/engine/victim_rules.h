@@ -78,15 +78,18 @@ class VictimRules {
   bool MayEvictPastMinRuntime(int32_t v) const {
     return !state_.OnHeldNode(v) && (MayEverEvict(v) || ComputeMayEverEvict(v, false));
   }
-  // A restored job (SnapshotIndex::restored) is no victim of MayEvict(): drained, reclaimed
-  // across queues, consolidated or taken for headroom, it would only start again in place. A job
-  // of its own queue that outranks it may still take its GPUs, as the next cycle would let it:
-  // may restored job v go for that, by every other rule of MayEvict()? Not once it has yielded
+  // A restored job (SnapshotIndex::restored) is no victim of MayEvict(): reclaimed across
+  // queues, consolidated or taken for headroom, it would only start again in place. A job of its
+  // own queue that outranks it may still take its GPUs, or drain them for its reservation, as the
+  // next cycle would let it. May restored job v yield so at all: not once it has yielded
   // (SnapshotIndex::pinned), nor with reclaim_across_queues on, where two queues taking GPUs back
-  // from each other can make of such a yield a loop.
+  // from each other can make of such a yield a loop?
+  bool RestoredMayYield(int32_t v) const {
+    return index_.restored(v) && !index_.pinned(v) && !policy_.preemption.reclaim_across_queues;
+  }
+  // May restored job v yield now, by every other rule of MayEvict()?
   bool MayEvictRestored(int32_t v) const {
-    return index_.restored(v) && !index_.pinned(v) && !policy_.preemption.reclaim_across_queues &&
-           !state_.OnHeldNode(v) && ComputeMayEverEvict(v, true, false);
+    return RestoredMayYield(v) && !state_.OnHeldNode(v) && ComputeMayEverEvict(v, true, false);
   }
   // Has running job v been evicted or shrunk in this cycle (it is no victim again)?
   bool taken(int32_t v) const { return taken_[v] != 0; }

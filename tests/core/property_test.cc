@@ -885,20 +885,26 @@ TEST(PropertyTest, LaterPassesRankAndNameAsTheNextCycleDoes) {
   EXPECT_NE(text.find("preempt j06 for j03"), std::string::npos) << text;
 }
 
-// A restored job (drained, then started again where it ran) still yields to a job of its own
-// queue that outranks it, as the next cycle would let it. In 2815 the first pass drained j09
-// (priority 3) for j10's reservation, a second started j10 elsewhere, evicting j15 (priority 8),
-// and put j09 back on n00[0]; j15 then waited for n00 while j09 ran there, and the next cycle
-// evicted j09 for j15. Now a later pass does, and the eviction it reports is that one.
+// A restored job (evicted, then started again where it ran) still yields to a job of its own
+// queue that outranks it, as the next cycle would let it: evicted for its start, or drained for
+// its reservation. In 2815 the first pass drained j09 (priority 3) for j10's reservation, a
+// second started j10 elsewhere, evicting j15 (priority 8), and put j09 back on n00[0]; j15 then
+// waited for n00 while j09 ran there, and the next cycle evicted j09 for j15. Now a later pass
+// does, and the eviction it reports is that one. In 29155 the first pass drained j01 for j07's
+// reservation and put it back on its own GPU; a second pass freed n02[3], and the next cycle
+// drained j01 again and started it there. Now a later pass does.
 TEST(PropertyTest, ARestoredJobYieldsToAJobOfItsQueueThatOutranksIt) {
-  ExpectInvariants({2815});
-  const std::string text = ScheduledText(2815);
+  ExpectInvariants({2815, 29155});
+  std::string text = ScheduledText(2815);
   EXPECT_NE(text.find("start j15 main/0@n00[0]x1000"), std::string::npos) << text;
   EXPECT_NE(text.find("preempt j09 for j15 reason=job j15 (priority 8) of the same queue q1 "
                       "outranks it (priority 3)"),
             std::string::npos)
       << text;
   EXPECT_EQ(text.find("reserve j15"), std::string::npos) << text;
+  text = ScheduledText(29155);
+  EXPECT_NE(text.find("start j01 main/0@n02[3]x500"), std::string::npos) << text;
+  EXPECT_NE(text.find("preempt j01 for j07 reason=job j07 is among"), std::string::npos) << text;
 }
 
 // The spot rule of docs/operations.md, restated: spot_tolerant, or preemptible and checkpointing
