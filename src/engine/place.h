@@ -55,6 +55,18 @@ class Placer {
 
   // The pending decision for job j, which TryStart() has just failed to place.
   PendingDecision Diagnose(int32_t j);
+  // What the last TryStart() found about queue limits, for Diagnose(). A caller that tries the
+  // job again in a changed state (a preemption plan's simulation) puts back what the job's own
+  // try found, so that its reason is the one the next cycle gives.
+  struct LimitsFound {
+    std::optional<LimitBlock> block;
+    bool all_limited = false;
+  };
+  LimitsFound limits_found() const { return {last_limit_block_, last_all_limited_}; }
+  void set_limits_found(const LimitsFound& found) {
+    last_limit_block_ = found.block;
+    last_all_limited_ = found.all_limited;
+  }
 
   // From now on a node fits a job only if `gate` lets the job start there (maintenance
   // windows). `gate` must outlive the placer; nullptr: no windows.

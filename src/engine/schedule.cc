@@ -182,9 +182,15 @@ class Cycle {
   // Stage 6: a job that does not place may evict lower-priority work (policy.preemption).
   bool StartByPreemption(int32_t j) {
     if (!policy_.preemption.enabled) return false;
+    const internal::Placer::LimitsFound own_try = placer_.limits_found();
     auto plan = planner_.TryPreempt(j);
     state_.Commit();
-    if (!plan) return false;
+    if (!plan) {
+      // Its reason is that of its own try, not of a plan's simulation (which may have evicted
+      // work of its queue, and so passed its limits, and failed on room).
+      placer_.set_limits_found(own_try);
+      return false;
+    }
     for (PreemptDecision& p : plan->preemptions) {
       preempt_jobs_.push_back(index_.FindJob(p.job));
       if (consolidator_) consolidator_->NoteTaken(preempt_jobs_.back());

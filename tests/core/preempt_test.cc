@@ -383,6 +383,46 @@ TEST(PreemptSearchTest, QueueLimitMetByTheCheapestJobsOfTheQueue) {
   EXPECT_EQ(d->counters.preemption_plans, 1);
 }
 
+// The limit stops the job, and evicting its queue's jobs to pass the limit would not give it
+// room either: q may hold 4 GPUs and holds 4 ("small" on n0, "mid" on n1); queue p holds the
+// rest of each node, 3 GPUs of n0 and 1 of n1. "urgent" (4 GPUs on one node) would pass the limit
+// with small and mid gone, but no node would then have 4 free GPUs. Its reason is its own try's,
+// the queue limit, as the next cycle gives it; not the room the failed plan's simulation lacked.
+// So a blocked job's drain (preemption.drain_blocked_jobs, for capacity reasons only) does not
+// hold or drain anything for it.
+TEST(PreemptSearchTest, AFailedPlanLeavesTheReasonOfTheJobsOwnTry) {
+  Queue q = ::gpupool::testing::MakeQueue("q");
+  q.quotas = {::gpupool::testing::MakeLimit("*", 4'000)};
+  const Snapshot snapshot = SnapshotBuilder()
+                                .Now(10'000)
+                                .Model("A100")
+                                .Node(MakeNode("n0", "A100", 4))
+                                .Node(MakeNode("n1", "A100", 4))
+                                .Queue(q)
+                                .Queue("p")
+                                .Job(Running("small", "n0", {0}, 9'990))
+                                .Job(Running("o1", "n0", {1, 2, 3}, 9'990, "p"))
+                                .Job(Running("mid", "n1", {0, 1, 2}, 9'990))
+                                .Job(Running("o2", "n1", {3}, 9'990, "p"))
+                                .Job(Urgent("urgent", 4000))
+                                .Build();
+  for (int32_t drain : {0, 1}) {
+    SCOPED_TRACE(::testing::Message() << "drain_blocked_jobs " << drain);
+    Policy policy = PreemptingPolicy();
+    policy.preemption.drain_blocked_jobs = drain;
+    absl::StatusOr<Decisions> d = Schedule(snapshot, policy);
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_TRUE(d->preemptions.empty());
+    EXPECT_TRUE(d->reservations.empty());
+    const PendingDecision* pending = FindPending(*d, "urgent");
+    ASSERT_NE(pending, nullptr);
+    EXPECT_EQ(pending->reason, PendingReason::kQueueLimit);
+    EXPECT_EQ(pending->queue, "q");
+    EXPECT_EQ(pending->gpu_model, "*");
+    EXPECT_EQ(pending->shortfall_milli, 4000);
+  }
+}
+
 // --- Reclaim across queues (preemption.reclaim_across_queues). ---
 
 Policy ReclaimingPolicy() {

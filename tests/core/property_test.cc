@@ -907,6 +907,19 @@ TEST(PropertyTest, ARestoredJobYieldsToAJobOfItsQueueThatOutranksIt) {
   EXPECT_NE(text.find("preempt j01 for j07 reason=job j07 is among"), std::string::npos) << text;
 }
 
+// A job whose queue limit its own try meets keeps that reason when a preemption plan simulated
+// for it evicts work of its queue and then finds no room, as the next cycle gives it. In a later
+// pass such a plan may revoke the earlier passes' starts for free, where the next cycle has no
+// victim: in 26407 j04 (queue q1 under q0) was told it lacked room, got a blocked job's
+// reservation on n07 whose held capacity counted against q0's limit, and so kept j05 and j22
+// off n07; the next cycle, finding j04 limited, started them. 16099 and 25429 are the same.
+TEST(PropertyTest, AFailedPlanKeepsTheReasonOfTheJobsOwnTry) {
+  ExpectInvariants({16099, 25429, 26407});
+  const std::string text = ScheduledText(26407);
+  EXPECT_NE(text.find("start j05 main/0@n07[5,6]x1000"), std::string::npos) << text;
+  EXPECT_EQ(text.find("reserve j04"), std::string::npos) << text;
+}
+
 // The spot rule of docs/operations.md, restated: spot_tolerant, or preemptible and checkpointing
 // at least every spot.max_checkpoint_interval_s (any interval when 0).
 bool MayUseSpotNode(const Job& job, const Policy& policy) {
