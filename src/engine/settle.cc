@@ -499,8 +499,55 @@ bool KeepsQuotaLimits(const Snapshot& snapshot, const Snapshot& trial,
   return true;
 }
 
+// Does `trial` keep the jobs `ids` (put back) apart from other tenants' jobs as Queue::isolation
+// asks, seen from either side? Validation does not check it (a host's snapshot may mix
+// tenants), but a job put back must not join, or be joined by, another tenant's start.
+bool KeepsIsolation(const Snapshot& trial, const std::vector<std::string>& ids) {
+  std::map<std::string_view, const Queue*> queues;
+  for (const Queue& q : trial.queues) queues.emplace(q.id, &q);
+  // The nearest queue at or above `q` with an isolation mode (the tenant), or null.
+  auto tenant = [&](std::string_view q) -> const Queue* {
+    for (auto it = queues.find(q); it != queues.end(); it = queues.find(it->second->parent)) {
+      if (it->second->isolation != Isolation::kNone) return it->second;
+    }
+    return nullptr;
+  };
+  auto inside = [&](std::string_view q, std::string_view root) {
+    for (auto it = queues.find(q); it != queues.end(); it = queues.find(it->second->parent)) {
+      if (it->first == root) return true;
+    }
+    return false;
+  };
+  // Does a job of tenant `root` refuse job `other` on its node (on one of its GPUs: `gpu`)?
+  auto refuses = [&](const Queue* root, const Job& other, bool gpu) {
+    if (root == nullptr || inside(other.queue, root->id)) return false;
+    return gpu || root->isolation == Isolation::kExclusiveNode;
+  };
+  for (const Job& job : trial.jobs) {
+    if (job.state != JobState::kRunning || std::find(ids.begin(), ids.end(), job.id) == ids.end()) {
+      continue;
+    }
+    const Queue* mine = tenant(job.queue);
+    for (const Job& other : trial.jobs) {
+      if (other.state != JobState::kRunning || other.id == job.id) continue;
+      const Queue* theirs = tenant(other.queue);
+      if (mine == nullptr && theirs == nullptr) continue;
+      for (const ReplicaPlacement& p : job.placements) {
+        for (const ReplicaPlacement& q : other.placements) {
+          if (p.node != q.node) continue;
+          const bool gpu = std::any_of(p.gpus.begin(), p.gpus.end(), [&](int32_t g) {
+            return std::find(q.gpus.begin(), q.gpus.end(), g) != q.gpus.end();
+          });
+          if (refuses(mine, other, gpu) || refuses(theirs, job, gpu)) return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
 // Puts back where they ran, if they fit there (nothing else the cycle starts or moves took their
-// room), the jobs the cycle evicts or moves for nothing:
+// room, and isolation lets them), the jobs the cycle evicts or moves for nothing:
 //   - for a reservation that the settled pass (`reservations`) no longer holds on any node the
 //     job ran on (its job starts elsewhere, waits without one, or reserves other nodes);
 //   - for a start that does not happen, the chain of undone starts followed (ChainEnd());
@@ -567,10 +614,12 @@ std::vector<std::string> KeepEvictedForNothing(const History& history,
     state.Reset();
     state.Apply(trial);
     // Over-commitment is all that validation can find: every other part of the state is as
-    // valid as the snapshot's. Quota limits it does not check (a snapshot may hold a queue past
-    // its limit): a start may have taken the quota a job put back would use again.
+    // valid as the snapshot's. Quota limits and isolation it does not check (a snapshot may hold
+    // a queue past its limit, or mix tenants): a start may have taken the quota a job put back
+    // would use again, or a share of its GPU for another tenant.
     if (!ValidateSnapshot(state.get()).ok() ||
-        !KeepsQuotaLimits(state.original(), state.get(), ids)) {
+        !KeepsQuotaLimits(state.original(), state.get(), ids) ||
+        !KeepsIsolation(state.get(), ids)) {
       continue;
     }
     composed = std::move(trial);

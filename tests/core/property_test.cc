@@ -920,6 +920,19 @@ TEST(PropertyTest, AFailedPlanKeepsTheReasonOfTheJobsOwnTry) {
   EXPECT_EQ(text.find("reserve j04"), std::string::npos) << text;
 }
 
+// A job evicted for nothing goes back only where isolation lets it: in 992989 j14 (queue q0) was
+// drained for j00's reservation and started again on n03[0]; a later pass started j13 on n03[2],
+// j14's GPU before the drain, and j00 held no reservation in the end. Putting j14 back on n03[2]
+// would share it with j13, whose queue q1 keeps its GPUs to itself (found with 1,000,000 seeds). It
+// now stays on n03[0].
+TEST(PropertyTest, AJobPutBackKeepsTenantsApart) {
+  ExpectInvariants({992989});
+  const std::string text = ScheduledText(992989);
+  EXPECT_NE(text.find("start j13 main/0@n03[2]x250"), std::string::npos) << text;
+  EXPECT_NE(text.find("preempt j14 for j00"), std::string::npos) << text;
+  EXPECT_NE(text.find("start j14 main/0@n03[0]x500"), std::string::npos) << text;
+}
+
 // The spot rule of docs/operations.md, restated: spot_tolerant, or preemptible and checkpointing
 // at least every spot.max_checkpoint_interval_s (any interval when 0).
 bool MayUseSpotNode(const Job& job, const Policy& policy) {
