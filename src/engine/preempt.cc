@@ -123,7 +123,9 @@ std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {
   auto consider = [&](int32_t v, bool own) {
     // Nodes held for reservations: TryPreempt(). A restored job goes only for a job of its own
     // queue that outranks it (VictimRules::MayEvictRestored).
-    if (rules_.taken(v) || !(rules_.MayEverEvict(v) || (own && index_.restored(v)))) return;
+    if (rules_.taken(v) || !(rules_.MayEverEvict(v) || (own && rules_.RestoredMayYield(v)))) {
+      return;
+    }
     if (own && rules_.VictimPriority(v) >= priority) return;
     if (info.needs_gpu && rules_.Milli(v) == 0) return;
     out.push_back(v);
@@ -146,8 +148,7 @@ std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {
     running_built_ = true;
     for (int32_t v = 0; v < index_.job_count(); ++v) {
       const JobInfo& vi = index_.job(v);
-      if (vi.job->state != JobState::kRunning || vi.queue == kNone ||
-          !(rules_.MayEverEvict(v) || index_.restored(v))) {
+      if (vi.job->state != JobState::kRunning || vi.queue == kNone || !rules_.MayEverEvict(v)) {
         continue;
       }
       running_.push_back(v);
@@ -158,7 +159,6 @@ std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {
     const uint8_t o = open[running_queue_[k]];
     if (o == 2) {
       const int32_t v = running_[k];
-      if (index_.restored(v)) continue;
       if (policy_.preemption.reclaim_lower_priority_only && rules_.VictimPriority(v) >= priority) {
         continue;
       }

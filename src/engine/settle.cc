@@ -55,6 +55,7 @@
 #include "headroom.h"
 #include "internal/check.h"
 #include "order.h"
+#include "snapshot_index.h"
 
 namespace gpupool::internal {
 namespace {
@@ -500,45 +501,33 @@ bool KeepsQuotaLimits(const Snapshot& snapshot, const Snapshot& trial,
 }
 
 // Does `trial` keep the jobs `ids` (put back) apart from other tenants' jobs as Queue::isolation
-// asks, seen from either side? Validation does not check it (a host's snapshot may mix
-// tenants), but a job put back must not join, or be joined by, another tenant's start.
+// asks, by the placer's rule (place.cc: tenants as SnapshotIndex finds them)? Validation does
+// not check it (a host's snapshot may mix tenants), but a job put back must not join, or be
+// joined by, another tenant's start.
 bool KeepsIsolation(const Snapshot& trial, const std::vector<std::string>& ids) {
-  std::map<std::string_view, const Queue*> queues;
-  for (const Queue& q : trial.queues) queues.emplace(q.id, &q);
-  // The nearest queue at or above `q` with an isolation mode (the tenant), or null.
-  auto tenant = [&](std::string_view q) -> const Queue* {
-    for (auto it = queues.find(q); it != queues.end(); it = queues.find(it->second->parent)) {
-      if (it->second->isolation != Isolation::kNone) return it->second;
-    }
-    return nullptr;
-  };
-  auto inside = [&](std::string_view q, std::string_view root) {
-    for (auto it = queues.find(q); it != queues.end(); it = queues.find(it->second->parent)) {
-      if (it->first == root) return true;
-    }
-    return false;
-  };
-  // Does a job of tenant `root` refuse job `other` on its node (on one of its GPUs: `gpu`)?
-  auto refuses = [&](const Queue* root, const Job& other, bool gpu) {
-    if (root == nullptr || inside(other.queue, root->id)) return false;
-    return gpu || root->isolation == Isolation::kExclusiveNode;
-  };
-  for (const Job& job : trial.jobs) {
-    if (job.state != JobState::kRunning || std::find(ids.begin(), ids.end(), job.id) == ids.end()) {
-      continue;
-    }
-    const Queue* mine = tenant(job.queue);
-    for (const Job& other : trial.jobs) {
-      if (other.state != JobState::kRunning || other.id == job.id) continue;
-      const Queue* theirs = tenant(other.queue);
-      if (mine == nullptr && theirs == nullptr) continue;
-      for (const ReplicaPlacement& p : job.placements) {
-        for (const ReplicaPlacement& q : other.placements) {
+  if (std::none_of(trial.queues.begin(), trial.queues.end(),
+                   [](const Queue& q) { return q.isolation != Isolation::kNone; })) {
+    return true;
+  }
+  const SnapshotIndex index(trial);
+  for (const std::string& id : ids) {
+    const int32_t j = index.FindJob(id);
+    if (j == kNone || index.job(j).job->state != JobState::kRunning) continue;
+    const JobInfo& mine = index.job(j);
+    for (int32_t o = 0; o < index.job_count(); ++o) {
+      const JobInfo& other = index.job(o);
+      if (o == j || other.job->state != JobState::kRunning || other.tenant == mine.tenant) {
+        continue;
+      }
+      const bool whole_node = mine.isolation == Isolation::kExclusiveNode ||
+                              other.isolation == Isolation::kExclusiveNode;
+      for (const ReplicaPlacement& p : mine.job->placements) {
+        for (const ReplicaPlacement& q : other.job->placements) {
           if (p.node != q.node) continue;
-          const bool gpu = std::any_of(p.gpus.begin(), p.gpus.end(), [&](int32_t g) {
+          const bool same_gpu = std::any_of(p.gpus.begin(), p.gpus.end(), [&](int32_t g) {
             return std::find(q.gpus.begin(), q.gpus.end(), g) != q.gpus.end();
           });
-          if (refuses(mine, other, gpu) || refuses(theirs, job, gpu)) return false;
+          if (same_gpu || whole_node) return false;
         }
       }
     }
