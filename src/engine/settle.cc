@@ -28,8 +28,9 @@
 //     fingerprint are the first pass's (the snapshot's); headroom reports say what the settled
 //     pass finds free, and whom any pass evicted for the rule; counters add up the passes' work,
 //     and count the decisions that remain.
-// A job that a pass evicted and a later pass put back where it ran stays there for the rest of
-// the cycle (SnapshotIndex::restored): evicting it again would only go round in a loop. Only a
+// A job that a pass evicted and the same or a later pass put back where it ran stays there for
+// the rest of the cycle (SnapshotIndex::restored): evicting it again would only go round in a
+// loop; the next pass sees it running as the snapshot had it, not as a start of the cycle. Only a
 // job of its queue that outranks it may still evict or drain it, once
 // (VictimRules::MayEvictRestored).
 // The passes share the policy's budgets (candidates, preemption plans, consolidation plans; each
@@ -676,6 +677,32 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   };
   // Jobs evicted for nothing (a reservation or a start the passes then gave up), put back.
   std::set<std::string> put_back;
+  // Composes the decisions so far from the state they reached (state.Apply() of them done): a
+  // victim re-placed exactly where it ran gets no decision. Such a job is where the cycle began:
+  // evicted again (by a drain, a reclaim across the line of an entitlement, as an overrun
+  // backfilled job that comes before the reserving job in job order), it would start again, and
+  // the passes would go round until the cap. No later pass evicts it but for a job of its queue
+  // that outranks it (SnapshotIndex::restored); back again after that, it is pinned. The next
+  // pass sees it running since it started in the snapshot, as the next cycle will, not as a start
+  // of this cycle (which no drain may take): the first pass's decisions are composed so too.
+  auto compose_and_restore = [&] {
+    composed = Compose(snapshot, state.get(), history);
+    for (const auto& [id, preempt] : history.first_preempt) {
+      const Job& before = state.SnapshotJob(id);
+      const Job& now = state.StateJob(id);
+      if (before.state != JobState::kRunning || now.state != JobState::kRunning ||
+          !SamePlace(before.placements, now.placements)) {
+        continue;
+      }
+      if (!listed(restored, id)) {
+        restored.push_back(id);
+      } else if (history.yielded.count(id) && !listed(pinned, id)) {
+        pinned.push_back(id);
+      }
+    }
+  };
+  state.Apply(composed);
+  compose_and_restore();
   for (int pass = 1; pass < kMaxPasses; ++pass) {
     // What the budgets (0: unbounded) leave for this pass; a spent one ends the settling.
     bool spent = false;
@@ -742,34 +769,7 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
     // Only the jobs' decisions of a later pass carry over; its node actions describe a state
     // the first pass's actions already made.
     state.Apply(later);
-    composed = Compose(snapshot, state.get(), history);
-    // A job a pass evicted and a later pass started again where it ran is where the cycle
-    // began: evicted again (by a drain, a reclaim across the line of an entitlement, as an
-    // overrun backfilled job that comes before the reserving job in job order), it would start
-    // again, and the passes would go round until the cap. No later pass evicts it but for a job
-    // of its queue that outranks it (SnapshotIndex::restored); back again after that, it is
-    // pinned.
-    for (const auto& [id, preempt] : history.first_preempt) {
-      const Job& before = state.SnapshotJob(id);
-      const Job& now = state.StateJob(id);
-      if (before.state != JobState::kRunning || now.state != JobState::kRunning ||
-          !SamePlace(before.placements, now.placements)) {
-        continue;
-      }
-      if (!listed(restored, id)) {
-        restored.push_back(id);
-      } else if (history.yielded.count(id) && !listed(pinned, id)) {
-        pinned.push_back(id);
-      }
-    }
-  }
-  // The first pass's decisions are composed too when no later pass changed anything: a victim
-  // that pass re-placed exactly where it ran (a drained job that took its own GPUs back) gets no
-  // decision, as it would after a later pass; otherwise every cycle would evict and restart it.
-  if (changed == 1) {
-    state.Reset();
-    state.Apply(composed);
-    composed = Compose(snapshot, state.get(), history);
+    compose_and_restore();
   }
   // The settled pass's pending reasons, reservations and headroom (`last` may be `first`, whose
   // other parts the cycle keeps).

@@ -933,6 +933,21 @@ TEST(PropertyTest, AJobPutBackKeepsTenantsApart) {
   EXPECT_NE(text.find("start j14 main/0@n03[0]x500"), std::string::npos) << text;
 }
 
+// A victim the first pass re-placed exactly where it ran is restored from the second pass on: it
+// runs since its start in the snapshot, as the next cycle sees it, not as a start of this cycle
+// (which no drain takes). In 22087 the first pass drained j03 (queue q0, priority 5) for j05's
+// reservation (priority 10) and started it again on its own GPU, n00[1], where the same pass
+// started j15 too; the second pass took j03 for a start of the cycle and left it, and the next
+// cycle drained it again and started it on n07[3] (found with 30,000 seeds). Now the second
+// pass does.
+TEST(PropertyTest, AVictimPutBackInPlaceByTheFirstPassRunsAsItDid) {
+  ExpectInvariants({22087});
+  const std::string text = ScheduledText(22087);
+  EXPECT_NE(text.find("start j03 main/0@n07[3]x500"), std::string::npos) << text;
+  EXPECT_NE(text.find("preempt j03 for j05 reason=job j05 is among"), std::string::npos) << text;
+  EXPECT_NE(text.find("start j15 main/0@n00[1]x250"), std::string::npos) << text;
+}
+
 // The spot rule of docs/operations.md, restated: spot_tolerant, or preemptible and checkpointing
 // at least every spot.max_checkpoint_interval_s (any interval when 0).
 bool MayUseSpotNode(const Job& job, const Policy& policy) {
