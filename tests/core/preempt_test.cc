@@ -76,6 +76,48 @@ TEST(PreemptTest, EvictsTheVictimThatLosesLeastWork) {
   EXPECT_EQ(d->counters.preemptions, 1);
 }
 
+// Times after now (clocks that disagree): a running job whose start_time is after now counts as
+// started in this cycle and is no victim; a checkpoint after now counts as just taken. n1 holds
+// "early" (started at 2000 > now 1000) and "ahead" (checkpoint at 1500 > now): the urgent job
+// takes ahead's GPUs, pricing them at the restore alone.
+TEST(PreemptTest, TimesAfterNowAreAStartOfThisCycleAndAFreshCheckpoint) {
+  Job early = Running("early", "n1", {0, 1, 2, 3}, 100);
+  early.start_time = 2000;
+  early.checkpointing.last_checkpoint_time.reset();
+  Snapshot snapshot = SnapshotBuilder()
+                          .Now(1000)
+                          .Model("A100")
+                          .Node(MakeNode("n1", "A100", 8))
+                          .Queue("q")
+                          .Job(early)
+                          .Job(Running("ahead", "n1", {4, 5, 6, 7}, 1500))
+                          .Job(Urgent("urgent", 4000))
+                          .Build();
+  absl::StatusOr<Decisions> d = Schedule(snapshot, PreemptingPolicy());
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->preemptions.size(), 1u);
+  EXPECT_EQ(d->preemptions[0].job, "ahead");
+  EXPECT_EQ(d->preemptions[0].lost_milli_gpu_seconds, 4000 * 60);
+
+  // With only the early job on the node, nothing may go: the urgent job waits.
+  Snapshot alone = SnapshotBuilder()
+                       .Now(1000)
+                       .Model("A100")
+                       .Node(MakeNode("n1", "A100", 4))
+                       .Queue("q")
+                       .Job(early)
+                       .Job(Urgent("urgent", 4000))
+                       .Build();
+  d = Schedule(alone, PreemptingPolicy());
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->preemptions.empty());
+  EXPECT_EQ(FindStart(*d, "urgent"), nullptr);
+  // Nor does the counterfactual name it.
+  const PendingDecision* pending = FindPending(*d, "urgent");
+  ASSERT_NE(pending, nullptr);
+  EXPECT_TRUE(pending->would_preempt.empty());
+}
+
 TEST(PreemptTest, OffByDefault) {
   Snapshot snapshot = SnapshotBuilder()
                           .Now(1000)
