@@ -247,6 +247,7 @@ TEST(Replay, FairShareBoostServesTheClusterBelowItsEntitlement) {
   pure.fair_share_boost_half_levels = 0;
   pure.boost_kept_from_gpus = 0;
   pure.fair_share_history_hours = 0;
+  pure.demote_running_above_history_percent = 0;
   pure.starved_min_run_within_share = false;  // no boost, no entitlements to keep within
   pure.max_victim_lost_within_share_s.reset();
   auto p = RunReplay(pure, jobs);
@@ -361,6 +362,7 @@ TEST(Replay, FairShareHistoryServesTheClusterThatHadLess) {
 
   ReplayOptions present = history;
   present.fair_share_history_hours = 0;
+  present.demote_running_above_history_percent = 0;
   auto p = RunReplay(present, jobs);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->jobs[2].first_start, 7200);
@@ -381,6 +383,58 @@ TEST(Replay, BadFairShareHistoryHoursIsInvalidArgument) {
   no_boost.fair_share_boost_half_levels = 0;
   no_boost.boost_kept_from_gpus = 0;
   EXPECT_TRUE(InvalidArgumentNaming(no_boost, "fair_share_history_hours: needs a boost"));
+}
+
+// A running job of a cluster far beyond its share over the past week loses half a level
+// (demote_running_above_history_percent 200). One node; the LAS thresholds are out of reach, so
+// every job stays at level 0 and only the boost and the demotion order them. A (4 GPUs of "a",
+// 20,000 s) and C0 (4 of "c") run from 0; C (4 of "c", 1,000 s) waits from 1, B (8 of "b") from
+// 2, D (of "d") comes much later and only shapes the guarantees (shares of the trace's demand:
+// "a" 0.106 GPUs, "c" 1.604, "b" 4.263). From 2 "a" is entitled to 0.78 GPUs and holds 4, so
+// within seconds it has received more than twice its entitlement over the week; "c" holds 4
+// against 2.28 (about 1.5 times over the week). Neither is within its share, so C and A are
+// both at 0 and nothing is boosted. Demoted, A (-1) is below C: at 3,600, A's first checkpoint
+// after its hour, C evicts it (A loses nothing), runs to 4,600, and A resumes there and ends at
+// 4,600 + 60 (restore) + 16,400. Without the demotion A and C are level and C waits for A's
+// end. (B, 8 GPUs, waits for the whole node in both cases.)
+TEST(Replay, DemotionLowersARunningJobOfAClusterFarBeyondItsShare) {
+  const std::vector<TraceJob> jobs = {J(0, 4, 20000, "a"),           // A
+                                      J(0, 4, 300000, "c"),          // C0
+                                      J(1, 4, 1000, "c"),            // C
+                                      J(2, 8, 400000, "b"),          // B
+                                      J(10000000, 8, 190000, "d")};  // D
+  ReplayOptions demoted = Named("default", kOneNode);
+  ASSERT_EQ(demoted.demote_running_above_history_percent, 200);
+  demoted.las_thresholds_gpu_seconds = {int64_t{1} << 50};
+  demoted.policy.las_thresholds_gpu_seconds = demoted.las_thresholds_gpu_seconds;
+  auto r = RunReplay(demoted, jobs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->jobs[2].first_start, 3600);
+  EXPECT_EQ(r->jobs[2].completion, 4600);
+  EXPECT_EQ(r->jobs[0].completion, 4600 + 60 + 16400);
+
+  ReplayOptions level = demoted;
+  level.demote_running_above_history_percent = 0;
+  auto l = RunReplay(level, jobs);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->jobs[0].completion, 20000);
+  EXPECT_EQ(l->jobs[2].first_start, 20000);
+}
+
+// One test per kind of bad demote_running_above_history_percent: negative, above 1,000,000, and
+// set without a history.
+TEST(Replay, BadDemoteRunningAboveHistoryPercentIsInvalidArgument) {
+  ReplayOptions negative = Named("default", kOneNode);
+  negative.demote_running_above_history_percent = -1;
+  EXPECT_TRUE(InvalidArgumentNaming(
+      negative, "demote_running_above_history_percent: must be in [0, 1000000], got -1"));
+  ReplayOptions huge = Named("default", kOneNode);
+  huge.demote_running_above_history_percent = 1000001;
+  EXPECT_TRUE(InvalidArgumentNaming(huge, "got 1000001"));
+  ReplayOptions no_history = Named("default", kOneNode);
+  no_history.fair_share_history_hours = 0;
+  EXPECT_TRUE(
+      InvalidArgumentNaming(no_history, "demote_running_above_history_percent: needs a history"));
 }
 
 // One test per kind of bad wake_up_every_s: negative, above a day (a sum with the cycle's time

@@ -69,5 +69,30 @@ TEST(ShareHistory, SumsAreExactWithinAnHour) {
   EXPECT_FALSE(history.WithinShare(0));  // 50,000 held against 30,000 entitled
 }
 
+// AbovePercent (ReplayOptions::demote_running_above_history_percent): strictly more than the
+// percent of the entitlement. Tenant 0 holds 2 GPUs against 1 for 10 s: exactly 200%, so above
+// 199% but not above 200%; 5 s more at 3 GPUs make it 35,000 against 15,000 (233%). Tenant 1,
+// holding nothing, is above no percent, and without hours no tenant is above any.
+TEST(ShareHistory, AbovePercentIsStrict) {
+  ShareHistory history(2, 0, 1);
+  history.Add(0, 10, kOver, kEntitledOne);
+  EXPECT_TRUE(history.AbovePercent(0, 199));
+  EXPECT_FALSE(history.AbovePercent(0, 200));
+  EXPECT_FALSE(history.AbovePercent(1, 0));
+  history.Add(10, 15, {3000, 0}, kEntitledOne);
+  EXPECT_TRUE(history.AbovePercent(0, 233));
+  EXPECT_FALSE(history.AbovePercent(0, 234));
+  // The products do not overflow: a year of 2^20 GPUs held against half of that entitled
+  // (3.4e16 milli-GPU-s entitled, times 1,000,000 percent, is past 64 bits).
+  ShareHistory year(1, 0, 8784);
+  year.Add(0, int64_t{8784} * 3600, {int64_t{1} << 30}, {int64_t{1} << 29});
+  EXPECT_TRUE(year.AbovePercent(0, 199));
+  EXPECT_FALSE(year.AbovePercent(0, 200));
+  EXPECT_FALSE(year.AbovePercent(0, 1000000));
+  ShareHistory none(2, 0, 0);
+  none.Add(0, 10, kOver, kEntitledOne);
+  EXPECT_FALSE(none.AbovePercent(0, 100));
+}
+
 }  // namespace
 }  // namespace gpupool::sim::internal

@@ -256,6 +256,15 @@ struct ReplayOptions {
   // kept boost (boost_kept_from_gpus) is not affected. 0: the present only. In [0, 8784] (a
   // year); must be 0 without a boost.
   int32_t fair_share_history_hours = 0;
+  // With a history (fair_share_history_hours > 0): a running job whose virtual cluster has
+  // received more than this many percent of its entitlement over that window loses half a level,
+  // unless it keeps the boost (boost_kept_from_gpus). A waiting job of its own 2D-LAS level (of a
+  // cluster that is not so far beyond its share) then outranks it, and may evict it at its next
+  // cheap moment: a cluster served far beyond its share lately gives GPUs back to the jobs of its
+  // level too, not only to those above. Its waiting jobs are not lowered (that held back the short
+  // jobs of the clusters above their share, which 2D-LAS serves first, and cost October's mean JCT;
+  // docs/replay.md, "The fairness knob"). 0: off. In [0, 1,000,000]; must be 0 without a history.
+  int64_t demote_running_above_history_percent = 0;
   // While jobs wait, the host also runs a cycle this many seconds after the previous one, even
   // without an arrival or completion (0: cycles only at arrivals and completions). A policy that
   // waits for victims to checkpoint (max_victim_lost_s) needs it: a checkpoint is not an event.

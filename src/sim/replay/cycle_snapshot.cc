@@ -242,6 +242,11 @@ int32_t CycleSnapshot::Priority(const JobRun& job, int64_t service_s, int64_t te
   const auto tenant = static_cast<size_t>(job.tenant);
   const bool within = tenant_milli <= entitled_milli_[tenant] && history_.WithinShare(tenant);
   if (kept || within) priority += static_cast<int32_t>(options_.fair_share_boost_half_levels);
+  // A running job of a cluster far beyond its share over the history: half a level down.
+  const int64_t demote_above = options_.demote_running_above_history_percent;
+  if (running && !kept && demote_above > 0 && history_.AbovePercent(tenant, demote_above)) {
+    --priority;
+  }
   return priority;
 }
 

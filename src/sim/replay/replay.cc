@@ -95,6 +95,16 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
     return absl::InvalidArgumentError(
         "fair_share_history_hours: needs a boost (fair_share_boost_half_levels > 0)");
   }
+  if (options.demote_running_above_history_percent < 0 ||
+      options.demote_running_above_history_percent > 1000000) {
+    return absl::InvalidArgumentError(
+        fmt::format("demote_running_above_history_percent: must be in [0, 1000000], got {}",
+                    options.demote_running_above_history_percent));
+  }
+  if (options.demote_running_above_history_percent > 0 && options.fair_share_history_hours == 0) {
+    return absl::InvalidArgumentError(
+        "demote_running_above_history_percent: needs a history (fair_share_history_hours > 0)");
+  }
 
   if (options.wake_up_every_s < 0 || options.wake_up_every_s > 86400) {
     return absl::InvalidArgumentError(

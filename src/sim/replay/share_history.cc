@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/numeric/int128.h"
+
 namespace gpupool::sim::internal {
 
 ShareHistory::ShareHistory(size_t tenants, int64_t origin, int32_t hours)
@@ -60,6 +62,11 @@ void ShareHistory::Add(int64_t from, int64_t to, const std::vector<int64_t>& usa
 
 bool ShareHistory::WithinShare(size_t q) const {
   return hours_ == 0 || held_sum_[q] <= entitled_sum_[q];
+}
+
+bool ShareHistory::AbovePercent(size_t q, int64_t percent) const {
+  return hours_ != 0 &&
+         absl::int128(held_sum_[q]) * 100 > absl::int128(entitled_sum_[q]) * absl::int128(percent);
 }
 
 }  // namespace gpupool::sim::internal

@@ -32,6 +32,9 @@ class ShareHistory {
   // Has tenant q held at most what it was entitled to over the window (GPU-seconds)? Always true
   // without a history.
   bool WithinShare(size_t q) const;
+  // Has tenant q held more than `percent` percent of what it was entitled to over the window
+  // (compared in 128 bits)? Always false without a history.
+  bool AbovePercent(size_t q, int64_t percent) const;
 
  private:
   static constexpr int64_t kHourS = 3600;
