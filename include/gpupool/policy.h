@@ -148,6 +148,19 @@ struct PreemptionOptions {
   // starts may change which jobs are blocked first), which costs time where most cycles do.
   // 0: none. Nothing happens without `enabled`.
   int64_t drain_blocked_jobs = 0;
+  // Within a queue, a pending job of at least this many GPUs (its gang at its minimum size) also
+  // outranks the running jobs of its own priority that were submitted after it and hold fewer
+  // GPUs than it needs: it may take back the holes that such smaller, later jobs filled while it
+  // waited for room of its shape. Every other rule (eligibility, cheap victims, the budgets)
+  // still holds, and the order is strict, so no two jobs can take GPUs back from each other. A
+  // whole-node job otherwise waits, behind jobs that came after it, for a node to empty by
+  // itself, which in a pool of many one-GPU jobs rarely happens. 0: off (equal priorities never
+  // evict each other).
+  int64_t take_back_from_gpus = 0;
+  // With take_back_from_gpus: only a job pending for at least this many seconds (since
+  // pending_since, or submit_time) takes back. Room often frees by itself within minutes; each
+  // eviction costs the victim its restore. 0: at once.
+  int64_t take_back_after_s = 0;
 };
 
 // What a spent GPU-hour budget (Queue::budget_milli_gpu_seconds, docs/budgets.md) does.

@@ -267,6 +267,14 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
     h.Str("drain_blocked_jobs");
     h.Int(policy.preemption.drain_blocked_jobs);
   }
+  if (policy.preemption.take_back_from_gpus != 0) {
+    h.Str("take_back_from_gpus");
+    h.Int(policy.preemption.take_back_from_gpus);
+  }
+  if (policy.preemption.take_back_after_s != 0) {
+    h.Str("take_back_after_s");
+    h.Int(policy.preemption.take_back_after_s);
+  }
   if (policy.preemption.max_victim_lost_s != 0 || policy.preemption.min_victim_run_s != 0) {
     h.Int(policy.preemption.max_victim_lost_s);
     h.Int(policy.preemption.min_victim_run_s);

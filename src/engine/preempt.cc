@@ -91,8 +91,8 @@ bool PreemptionPlanner::MayDrain(int32_t j, int32_t v, const std::vector<int32_t
   const int32_t jq = index_.job(j).queue;
   const int32_t vq = index_.job(v).queue;
   if (jq == kNone || vq == kNone) return false;
+  if (vq == jq) return rules_.Outranks(j, v);
   const bool outranked = rules_.VictimPriority(v) < rules_.PreemptorPriority(j);
-  if (vq == jq) return outranked;
   if (restored) return false;
   if (!options.reclaim_across_queues || (options.reclaim_lower_priority_only && !outranked)) {
     return false;
@@ -108,7 +108,7 @@ int64_t PreemptionPlanner::DrainableFrom(int32_t j, int32_t v) const {
   if (!options.enabled || rules_.taken(v)) return kNever;
   const int32_t jq = index_.job(j).queue;
   if (jq == kNone || index_.job(v).queue != jq) return kNever;
-  if (rules_.VictimPriority(v) >= rules_.PreemptorPriority(j)) return kNever;
+  if (!rules_.Outranks(j, v)) return kNever;
   // A start an earlier pass of the cycle made counts as the next cycle will count it, running
   // since now: from when it may go. A restored job that may not yield again, never.
   if (index_.restored(v) && !rules_.RestoredMayYield(v)) return kNever;
@@ -126,7 +126,7 @@ std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {
     if (rules_.taken(v) || !(rules_.MayEverEvict(v) || (own && rules_.RestoredMayYield(v)))) {
       return;
     }
-    if (own && rules_.VictimPriority(v) >= priority) return;
+    if (own && !rules_.Outranks(j, v)) return;
     if (info.needs_gpu && rules_.Milli(v) == 0) return;
     out.push_back(v);
   };
@@ -258,7 +258,13 @@ std::vector<PreemptDecision> PreemptionPlanner::PreemptDecisions(
     PreemptDecision decision;
     decision.job = victim.id;
     decision.for_job = job.id;
-    if (victim.queue == job.queue && victim.priority >= job.priority) {
+    if (victim.queue == job.queue && victim.priority == job.priority &&
+        !Starving(job, policy_, index_.snapshot().now) && rules_.TakesBack(j, v)) {
+      decision.reason = fmt::format(
+          "job {} of the same queue {} and priority {} was submitted before it and needs more "
+          "GPUs than it holds (preemption.take_back_from_gpus)",
+          job.id, job.queue, victim.priority);
+    } else if (victim.queue == job.queue && victim.priority >= job.priority) {
       decision.reason = fmt::format(
           "job {} of the same queue {} has waited past the starvation bound and outranks it "
           "(priority {})",

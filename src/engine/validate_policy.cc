@@ -194,6 +194,10 @@ absl::Status ValidatePolicy(const Policy& policy) {
   GPUPOOL_RETURN_IF_ERROR(NotNegative(preemption.min_victim_run_s, "preemption.min_victim_run_s"));
   GPUPOOL_RETURN_IF_ERROR(
       NotNegative(preemption.drain_blocked_jobs, "preemption.drain_blocked_jobs"));
+  GPUPOOL_RETURN_IF_ERROR(
+      NotNegative(preemption.take_back_from_gpus, "preemption.take_back_from_gpus"));
+  GPUPOOL_RETURN_IF_ERROR(
+      NotNegative(preemption.take_back_after_s, "preemption.take_back_after_s"));
 
   const HealthOptions& health = policy.health;
   GPUPOOL_RETURN_IF_ERROR(NotNegative(health.xid_errors_to_cordon, "health.xid_errors_to_cordon"));

@@ -71,6 +71,21 @@ int64_t VictimRules::PreemptorPriority(int32_t j) const {
   return job.priority;
 }
 
+bool VictimRules::Outranks(int32_t j, int32_t v) const {
+  const int64_t victim = VictimPriority(v), preemptor = PreemptorPriority(j);
+  return victim < preemptor || (victim == preemptor && TakesBack(j, v));
+}
+
+bool VictimRules::TakesBack(int32_t j, int32_t v) const {
+  const int64_t from = policy_.preemption.take_back_from_gpus;
+  const JobInfo& info = index_.job(j);
+  if (from <= 0 || info.gang_milli < SaturatingMultiply(from, kMilliPerGpu)) return false;
+  const Job& job = *info.job;
+  const int64_t waited = index_.snapshot().now - job.pending_since.value_or(job.submit_time);
+  if (waited < policy_.preemption.take_back_after_s) return false;
+  return Milli(v) < info.gang_milli && index_.job(v).job->submit_time > job.submit_time;
+}
+
 // --- Price. ---
 
 int64_t VictimRules::KeptUpTo(int32_t v) const {
@@ -319,7 +334,7 @@ std::string VictimRules::WhyKept(int32_t j, int32_t v) const {
     }
   }
   if (victim.queue == job.queue) {
-    if (victim.priority >= PreemptorPriority(j)) {
+    if (!Outranks(j, v)) {
       return fmt::format("{} has priority {}, not below {}", victim.id, victim.priority,
                          job.priority);
     }

@@ -97,6 +97,12 @@ class VictimRules {
   // The priority pending job j preempts with: its own, or above every job's when it has waited
   // past the policy's starvation bound (and starving_outrank is on).
   int64_t PreemptorPriority(int32_t j) const;
+  // Whether pending job j outranks running job v of its own queue: v's priority
+  // (VictimPriority()) is below j's (PreemptorPriority()), or equal and j takes back from v.
+  bool Outranks(int32_t j, int32_t v) const;
+  // preemption.take_back_from_gpus: j needs at least that many GPUs, v holds fewer than j needs
+  // and was submitted after j (the priorities are not compared here).
+  bool TakesBack(int32_t j, int32_t v) const;
 
   // --- Price. ---
 

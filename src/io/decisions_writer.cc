@@ -273,6 +273,12 @@ std::string PolicyToJson(const Policy& policy) {
     w.BoolField("starving_drain_past_min_runtime", true);
   }
   w.IntField("drain_blocked_jobs", policy.preemption.drain_blocked_jobs);
+  if (policy.preemption.take_back_from_gpus != 0) {
+    w.IntField("take_back_from_gpus", policy.preemption.take_back_from_gpus);
+  }
+  if (policy.preemption.take_back_after_s != 0) {
+    w.IntField("take_back_after_s", policy.preemption.take_back_after_s);
+  }
   w.EndObject();
   w.Key("budgets");
   w.BeginOneLineObject();

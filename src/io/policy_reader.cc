@@ -45,6 +45,8 @@ absl::Status ReadPreemption(JsonValue value, const Path& path, PreemptionOptions
       {"starving_drain_past_min_runtime",
        ReadMember<&P::starving_drain_past_min_runtime, ReadBool>},
       {"drain_blocked_jobs", ReadMember<&P::drain_blocked_jobs, ReadInt64>},
+      {"take_back_from_gpus", ReadMember<&P::take_back_from_gpus, ReadInt64>},
+      {"take_back_after_s", ReadMember<&P::take_back_after_s, ReadInt64>},
   };
   return internal::ReadFields(value, path, kFields, out);
 }

@@ -82,6 +82,8 @@ const std::vector<std::pair<std::string, std::function<void(Policy&)>>>& FieldMu
       {"preemption.starving_drain_past_min_runtime",
        [](Policy& p) { p.preemption.starving_drain_past_min_runtime = true; }},
       {"preemption.drain_blocked_jobs", [](Policy& p) { p.preemption.drain_blocked_jobs = 1; }},
+      {"preemption.take_back_from_gpus", [](Policy& p) { p.preemption.take_back_from_gpus = 8; }},
+      {"preemption.take_back_after_s", [](Policy& p) { p.preemption.take_back_after_s = 3600; }},
       {"budgets.max_candidates", [](Policy& p) { p.budgets.max_candidates = 1000; }},
       {"budgets.max_preemption_plans", [](Policy& p) { p.budgets.max_preemption_plans = 100; }},
       {"budgets.max_counterfactual_plans",

@@ -60,6 +60,27 @@ bool ReservesANodeOf(const Decisions& d, const std::string& job, const Job& vict
   return false;
 }
 
+// preemption.take_back_from_gpus: `job` outranks `victim` of its priority when it needs at least
+// that many GPUs (its gang at its minimum size), more than the victim holds, was submitted
+// before it and has been pending take_back_after_s.
+bool TakesBack(const Policy& policy, int64_t now, const Job& job, const Job& victim) {
+  const int64_t from = policy.preemption.take_back_from_gpus;
+  if (from <= 0 || victim.priority != job.priority || victim.submit_time <= job.submit_time) {
+    return false;
+  }
+  if (now - job.pending_since.value_or(job.submit_time) < policy.preemption.take_back_after_s) {
+    return false;
+  }
+  int64_t needs = 0, holds = 0;
+  for (const TaskGroup& g : job.groups) needs += g.MinReplicas() * g.request.gpu_milli;
+  for (const ReplicaPlacement& p : victim.placements) {
+    for (const TaskGroup& g : victim.groups) {
+      if (g.name == p.group) holds += g.request.gpu_milli;
+    }
+  }
+  return needs >= from * kMilliPerGpu && holds < needs;
+}
+
 Policy PolicyForSeed(uint64_t seed) {
   Policy policy;
   switch (seed % 3) {
@@ -74,12 +95,18 @@ Policy PolicyForSeed(uint64_t seed) {
       policy.placement = PlacementStrategy::kSpread;
       break;
   }
-  // Every other seed plans preemption, with a checkpoint grace on some, and on a third of those
-  // the first one or two blocked jobs drain their reservations (drain_blocked_jobs).
+  // Every other seed plans preemption, with a checkpoint grace on some; on a third of those
+  // the first one or two blocked jobs drain their reservations (drain_blocked_jobs), and on a
+  // quarter (overlapping) jobs of 2 GPUs or more take back from smaller, later jobs of their
+  // priority (take_back_from_gpus).
   if (seed % 2 == 1) {
     policy.preemption.enabled = true;
     policy.preemption.checkpoint_grace_s = static_cast<int64_t>(seed % 4) * 30;
     if ((seed / 2) % 3 == 0) policy.preemption.drain_blocked_jobs = 1 + (seed / 6) % 2;
+    if ((seed / 2) % 4 == 1) {
+      policy.preemption.take_back_from_gpus = 2;
+      policy.preemption.take_back_after_s = (seed / 8) % 2 == 0 ? 0 : 600;
+    }
   }
   return policy;
 }
@@ -319,7 +346,9 @@ void CheckSnapshot(uint64_t seed, const Snapshot& snapshot, std::vector<std::str
       if (victim->state != JobState::kRunning)
         fail(fmt::format("{} preempted, not running", p.job));
       if (!victim->preemptible) fail(fmt::format("{} preempted, not preemptible", p.job));
-      if (victim->queue != beneficiary->queue || victim->priority >= beneficiary->priority) {
+      if (victim->queue != beneficiary->queue ||
+          (victim->priority >= beneficiary->priority &&
+           !TakesBack(policy, snapshot.now, *beneficiary, *victim))) {
         fail(fmt::format("{} (queue {}, priority {}) preempted for {} (queue {}, priority {})",
                          p.job, victim->queue, victim->priority, p.for_job, beneficiary->queue,
                          beneficiary->priority));

@@ -79,6 +79,10 @@ std::vector<BadPolicy> BadPolicies() {
        "policy.preemption.min_victim_run_s: must be >= 0"},
       {"DrainBlockedJobsNegative", [](Policy& p) { p.preemption.drain_blocked_jobs = -1; },
        "policy.preemption.drain_blocked_jobs: must be >= 0"},
+      {"TakeBackFromGpusNegative", [](Policy& p) { p.preemption.take_back_from_gpus = -8; },
+       "policy.preemption.take_back_from_gpus: must be >= 0"},
+      {"TakeBackAfterNegative", [](Policy& p) { p.preemption.take_back_after_s = -1; },
+       "policy.preemption.take_back_after_s: must be >= 0"},
       // --- budgets ---
       {"MaxCandidatesNegative", [](Policy& p) { p.budgets.max_candidates = -1; },
        "policy.budgets.max_candidates: must be >= 0"},

@@ -402,5 +402,110 @@ TEST(VictimRulesTest, NothingIsEvictedFromANodeHeldForAReservation) {
   EXPECT_EQ(started->placements[0].node, "n2");
 }
 
+// take_back_from_gpus: a 4-GPU job submitted at 100 waits; n1 has 3 GPUs free and a 1-GPU job
+// of the same priority submitted at 200 (after it) on the fourth; n2 holds a 1-GPU job of the
+// same priority submitted at 50 (before it) and a 3-GPU job of a higher priority.
+Snapshot HolesFilledByLaterJobs(int64_t later_submit, int32_t later_gpus) {
+  const int64_t now = 10000;
+  std::vector<int32_t> gpus;
+  for (int32_t g = 0; g < later_gpus; ++g) gpus.push_back(g);
+  Job later =
+      MakeRunningJob("later", "q", GpuRequest(1000 * later_gpus), {Placement("n1", gpus)}, 5000);
+  later.submit_time = later_submit;
+  Job earlier = MakeRunningJob("earlier", "q", GpuRequest(1000), {Placement("n2", {0})}, 5000);
+  earlier.submit_time = 50;
+  Job high = MakeRunningJob("high", "q", GpuRequest(3000), {Placement("n2", {1, 2, 3})}, 5000);
+  high.priority = 9;
+  Job big = MakePendingJob("big", "q", GpuRequest(4000));
+  big.submit_time = 100;
+  return SnapshotBuilder()
+      .Now(now)
+      .Model("a100")
+      .Node(MakeNode("n1", "a100", 4))
+      .Node(MakeNode("n2", "a100", 4))
+      .Queue("q")
+      .Job(later)
+      .Job(earlier)
+      .Job(high)
+      .Job(big)
+      .Build();
+}
+
+TEST(VictimRulesTest, AWaitingGangTakesBackTheHoleALaterSmallerJobFilled) {
+  Policy policy = Preemptive(0, 0);
+  absl::StatusOr<Decisions> d = Schedule(HolesFilledByLaterJobs(200, 1), policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->preemptions.empty());  // off: equal priorities never evict each other
+  EXPECT_EQ(testing::FindStart(*d, "big"), nullptr);
+
+  policy.preemption.take_back_from_gpus = 4;
+  d = Schedule(HolesFilledByLaterJobs(200, 1), policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->preemptions.size(), 1u);
+  EXPECT_EQ(d->preemptions[0].job, "later");  // never "earlier", submitted before "big"
+  EXPECT_EQ(d->preemptions[0].for_job, "big");
+  EXPECT_NE(d->preemptions[0].reason.find("take_back_from_gpus"), std::string::npos)
+      << d->preemptions[0].reason;
+  const StartDecision* start = testing::FindStart(*d, "big");
+  ASSERT_NE(start, nullptr);
+  EXPECT_EQ(start->placements[0].node, "n1");
+
+  // A fixed point: "later" may not take the GPUs back ("big" came first), nor take "earlier"'s
+  // (it needs 1 GPU, below 4).
+  Snapshot next = HolesFilledByLaterJobs(200, 1);
+  ASSERT_TRUE(ApplyDecisions(*d, next).ok());
+  d = Schedule(next, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->starts.empty());
+  EXPECT_TRUE(d->preemptions.empty());
+}
+
+TEST(VictimRulesTest, TakeBackSparesEarlierEqualOrLargerJobsAndSmallGangs) {
+  struct Case {
+    int64_t later_submit;
+    int32_t later_gpus;
+    int64_t from_gpus;
+  };
+  // Submitted before "big"; as large as "big"; "big" below the threshold.
+  for (const Case c : {Case{99, 1, 4}, Case{200, 4, 4}, Case{200, 1, 5}}) {
+    SCOPED_TRACE(::testing::Message()
+                 << c.later_submit << " " << c.later_gpus << " " << c.from_gpus);
+    Policy policy = Preemptive(0, 0);
+    policy.preemption.take_back_from_gpus = c.from_gpus;
+    absl::StatusOr<Decisions> d =
+        Schedule(HolesFilledByLaterJobs(c.later_submit, c.later_gpus), policy);
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_TRUE(d->preemptions.empty());
+    EXPECT_EQ(testing::FindStart(*d, "big"), nullptr);
+  }
+}
+
+TEST(VictimRulesTest, TakeBackAfterAWait) {
+  // "big" has been pending since its submit_time, 100: 9,900 s at now 10,000.
+  for (const auto& [after_s, taken] :
+       std::vector<std::pair<int64_t, bool>>{{0, true}, {9900, true}, {9901, false}}) {
+    SCOPED_TRACE(after_s);
+    Policy policy = Preemptive(0, 0);
+    policy.preemption.take_back_from_gpus = 4;
+    policy.preemption.take_back_after_s = after_s;
+    absl::StatusOr<Decisions> d = Schedule(HolesFilledByLaterJobs(200, 1), policy);
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(d->preemptions.size(), taken ? 1u : 0u);
+  }
+}
+
+TEST(VictimRulesTest, TakeBackWaitsForACheapVictim) {
+  // The other rules still hold: "later" started 100 s ago, inside min_victim_run_s.
+  Policy policy = Preemptive(0, 3600);
+  policy.preemption.take_back_from_gpus = 4;
+  Snapshot s = HolesFilledByLaterJobs(200, 1);
+  for (Job& j : s.jobs) {
+    if (j.id == "later") j.start_time = s.now - 100;
+  }
+  absl::StatusOr<Decisions> d = Schedule(s, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->preemptions.empty());
+}
+
 }  // namespace
 }  // namespace gpupool

@@ -109,6 +109,9 @@ Policy PolicyFromBytes(std::string_view bytes, const Snapshot& snapshot) {
   const uint8_t drain = in.Byte();
   policy.preemption.drain_blocked_jobs = (drain & 127) % 3;
   policy.preemption.starving_drain_past_min_runtime = (drain & 128) != 0;
+  const uint8_t take_back = in.Byte();
+  policy.preemption.take_back_from_gpus = (take_back % 3) * 2;  // 0 (off), 2 or 4 GPUs
+  policy.preemption.take_back_after_s = (take_back / 3) % 2 * 600;
   return policy;
 }
 

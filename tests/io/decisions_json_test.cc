@@ -305,6 +305,8 @@ TEST(PolicyJsonTest, RoundTrip) {
   p.preemption.starving_drain = true;
   p.preemption.starving_drain_past_min_runtime = true;
   p.preemption.drain_blocked_jobs = 2;
+  p.preemption.take_back_from_gpus = 8;
+  p.preemption.take_back_after_s = 14400;
   p.fair_share.usage_half_life_s = 86400;
   p.health = {true, 5, 1, 86400, 600, 2};
   p.maintenance = {3600, true};
@@ -327,6 +329,8 @@ TEST(PolicyJsonTest, RoundTrip) {
   EXPECT_TRUE(parsed->preemption.starving_drain);
   EXPECT_TRUE(parsed->preemption.starving_drain_past_min_runtime);
   EXPECT_EQ(parsed->preemption.drain_blocked_jobs, 2);
+  EXPECT_EQ(parsed->preemption.take_back_from_gpus, 8);
+  EXPECT_EQ(parsed->preemption.take_back_after_s, 14400);
   EXPECT_EQ(parsed->fair_share.usage_half_life_s, 86400);
   EXPECT_TRUE(parsed->health.enabled);
   EXPECT_EQ(parsed->health.xid_errors_to_cordon, 5);
@@ -366,6 +370,10 @@ TEST(PolicyJsonTest, Errors) {
        "preemption.starving_drain_past_min_runtime: expected true or false"},
       {R"({"preemption": {"drain_blocked_jobs": "1"}})",
        "preemption.drain_blocked_jobs: expected an integer"},
+      {R"({"preemption": {"take_back_from_gpus": 8.5}})",
+       "preemption.take_back_from_gpus: expected an integer"},
+      {R"({"preemption": {"take_back_after_s": "4h"}})",
+       "preemption.take_back_after_s: expected an integer"},
       {R"({"preemption": true})", "preemption: expected an object"},
       {R"({"preemption": {"victim_order": "oldest-first"}})",
        "preemption.victim_order: unknown value \"oldest-first\" (expected cheapest-first, "
