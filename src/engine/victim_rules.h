@@ -100,8 +100,9 @@ class VictimRules {
   // Whether pending job j outranks running job v of its own queue: v's priority
   // (VictimPriority()) is below j's (PreemptorPriority()), or equal and j takes back from v.
   bool Outranks(int32_t j, int32_t v) const;
-  // preemption.take_back_from_gpus: j needs at least that many GPUs, v holds fewer than j needs
-  // and was submitted after j (the priorities are not compared here).
+  // preemption.take_back_from_gpus: j needs at least that many GPUs and has been pending
+  // take_back_after_s, v holds fewer GPUs than j needs and was submitted after j (the priorities
+  // are not compared here).
   bool TakesBack(int32_t j, int32_t v) const;
 
   // --- Price. ---
