@@ -76,14 +76,27 @@ bool VictimRules::Outranks(int32_t j, int32_t v) const {
   return victim < preemptor || (victim == preemptor && TakesBack(j, v));
 }
 
-bool VictimRules::TakesBack(int32_t j, int32_t v) const {
+bool VictimRules::TakesBack(int32_t j, int32_t v) const { return TakeBackWaitLeft(j, v) == 0; }
+
+std::optional<int64_t> VictimRules::TakeBackWaitLeft(int32_t j, int32_t v) const {
   const int64_t from = policy_.preemption.take_back_from_gpus;
   const JobInfo& info = index_.job(j);
-  if (from <= 0 || info.gang_milli < SaturatingMultiply(from, kMilliPerGpu)) return false;
+  if (from <= 0 || info.gang_milli < SaturatingMultiply(from, kMilliPerGpu)) return std::nullopt;
   const Job& job = *info.job;
+  if (Milli(v) >= info.gang_milli || index_.job(v).job->submit_time <= job.submit_time) {
+    return std::nullopt;
+  }
   const int64_t waited = index_.snapshot().now - job.pending_since.value_or(job.submit_time);
-  if (waited < policy_.preemption.take_back_after_s) return false;
-  return Milli(v) < info.gang_milli && index_.job(v).job->submit_time > job.submit_time;
+  return std::max<int64_t>(0, policy_.preemption.take_back_after_s - waited);
+}
+
+std::string VictimRules::TakeBackLater(int32_t j, int32_t v) const {
+  const std::optional<int64_t> left = TakeBackWaitLeft(j, v);
+  if (!left || *left == 0 || VictimPriority(v) != PreemptorPriority(j)) return {};
+  return fmt::format(
+      "{} may take {} back (preemption.take_back_from_gpus) once it has been pending "
+      "take_back_after_s {} s, in {} s",
+      index_.job(j).job->id, index_.job(v).job->id, policy_.preemption.take_back_after_s, *left);
 }
 
 // --- Price. ---
@@ -335,8 +348,12 @@ std::string VictimRules::WhyKept(int32_t j, int32_t v) const {
   }
   if (victim.queue == job.queue) {
     if (!Outranks(j, v)) {
-      return fmt::format("{} has priority {}, not below {}", victim.id, victim.priority,
-                         job.priority);
+      std::string why =
+          fmt::format("{} has priority {}, not below {}", victim.id, victim.priority, job.priority);
+      if (const std::string later = TakeBackLater(j, v); !later.empty()) {
+        why += "; " + later;
+      }
+      return why;
     }
     return {};
   }

@@ -104,6 +104,12 @@ class VictimRules {
   // take_back_after_s, v holds fewer GPUs than j needs and was submitted after j (the priorities
   // are not compared here).
   bool TakesBack(int32_t j, int32_t v) const;
+  // Seconds j must still be pending before it takes back from v (0: it does now); nullopt when
+  // the rule never lets j take from v (off, j too small, v as large as j or submitted first).
+  std::optional<int64_t> TakeBackWaitLeft(int32_t j, int32_t v) const;
+  // In words, when j is only waiting out take_back_after_s to take back from v (same priority,
+  // the other conditions met): who may take whom back, and in how many seconds; empty otherwise.
+  std::string TakeBackLater(int32_t j, int32_t v) const;
 
   // --- Price. ---
 

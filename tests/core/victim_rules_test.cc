@@ -494,6 +494,34 @@ TEST(VictimRulesTest, TakeBackAfterAWait) {
   }
 }
 
+TEST(VictimRulesTest, TheCounterfactualNamesTheTakeBackWait) {
+  // "big" has waited 9,900 s of 9,901: "later" is kept by its priority for one more second.
+  Policy policy = Preemptive(0, 0);
+  policy.preemption.take_back_from_gpus = 4;
+  policy.preemption.take_back_after_s = 9901;
+  absl::StatusOr<Decisions> d = Schedule(HolesFilledByLaterJobs(200, 1), policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  const PendingDecision* big = testing::FindPending(*d, "big");
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ(big->counterfactual,
+            "would start now if earlier, later were preempted (losing 10000000 milli-GPU-seconds "
+            "of work), but earlier has priority 0, not below 0; big may take later back "
+            "(preemption.take_back_from_gpus) once it has been pending take_back_after_s 9901 s, "
+            "in 1 s");
+
+  // Without the rule, or where it never applies ("later" as large as "big"), no such clause.
+  for (const auto& [from_gpus, later_gpus] :
+       std::vector<std::pair<int64_t, int32_t>>{{0, 1}, {4, 4}}) {
+    SCOPED_TRACE(from_gpus);
+    policy.preemption.take_back_from_gpus = from_gpus;
+    d = Schedule(HolesFilledByLaterJobs(200, later_gpus), policy);
+    ASSERT_TRUE(d.ok()) << d.status();
+    big = testing::FindPending(*d, "big");
+    ASSERT_NE(big, nullptr);
+    EXPECT_EQ(big->counterfactual.find("take_back"), std::string::npos) << big->counterfactual;
+  }
+}
+
 TEST(VictimRulesTest, TakeBackWaitsForACheapVictim) {
   // The other rules still hold: "later" started 100 s ago, inside min_victim_run_s.
   Policy policy = Preemptive(0, 3600);
