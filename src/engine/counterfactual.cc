@@ -57,18 +57,16 @@ void Counterfactual::Explain(int32_t j, PendingDecision& pending, TryVictims sim
 
   int64_t lost = 0;
   std::string why;
-  // A victim the job takes back once it has waited long enough is named too, whichever victim
-  // the first reason is about: the wait ends by itself.
+  // Every victim the job takes back once it has waited long enough is named too, whichever
+  // victim the first reason is about: the wait ends by itself.
   std::string take_back_later;
   for (int32_t v : victims) {
     pending.would_preempt.push_back(index_.job(v).job->id);
     lost += rules_.RunningCost(v);
     if (!policy_.preemption.enabled) continue;
     const std::string kept = rules_.WhyKept(j, v);
-    if (kept.empty()) continue;
-    if (why.empty()) {
-      why = kept;
-    } else if (const std::string later = rules_.TakeBackLater(j, v); !later.empty()) {
+    if (!kept.empty() && why.empty()) why = kept;
+    if (const std::string later = rules_.TakeBackLater(j, v); !later.empty()) {
       take_back_later += "; " + later;
     }
   }

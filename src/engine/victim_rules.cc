@@ -348,12 +348,8 @@ std::string VictimRules::WhyKept(int32_t j, int32_t v) const {
   }
   if (victim.queue == job.queue) {
     if (!Outranks(j, v)) {
-      std::string why =
-          fmt::format("{} has priority {}, not below {}", victim.id, victim.priority, job.priority);
-      if (const std::string later = TakeBackLater(j, v); !later.empty()) {
-        why += "; " + later;
-      }
-      return why;
+      return fmt::format("{} has priority {}, not below {}", victim.id, victim.priority,
+                         job.priority);
     }
     return {};
   }
