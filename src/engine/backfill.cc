@@ -14,7 +14,8 @@
 // So no backfilled start makes a reservation's job start later than its expected start.
 // A reservation whose expected start is unknown (-1: some work it waits for has no estimate) lends
 // nothing. The estimate is taken whole, not minus attained_service_s: a resumed job is treated as
-// if it started over (conservative), and that is also what overrun measures (reserve.cc).
+// if it started over (conservative), and that is also what overrun measures (reserve.cc). A job
+// that has already run longer than its estimate (attained_service_s above it) never backfills.
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -28,6 +29,9 @@ std::optional<std::vector<ReplicaPlacement>> Reserver::Backfill(int32_t j) {
   if (!policy_.backfill.enabled || holds_.empty()) return std::nullopt;
   const Job& job = *index_.job(j).job;
   if (!job.runtime_estimate_s.has_value()) return std::nullopt;
+  // An estimate the job has already outrun is not counted on again: an overrun job evicted for a
+  // reservation (overrun: preempt) would otherwise backfill at once into the capacity it left.
+  if (job.attained_service_s > *job.runtime_estimate_s) return std::nullopt;
   // now + estimate + margin, saturating: a job that would end past the int64 range ends never.
   const int64_t now = index_.snapshot().now;
   const int64_t estimate = *job.runtime_estimate_s;
