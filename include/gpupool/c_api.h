@@ -116,6 +116,22 @@ int gpupool_explain_json(const char* snapshot_json, size_t snapshot_len, const c
                          size_t policy_len, const char* job_id, size_t job_id_len,
                          char** explanation, char** error_message);
 
+/* Carries a cycle's decisions out on a snapshot, as `gpupool apply SNAPSHOT DECISIONS` does
+ * (ApplyDecisions(): node actions, preemptions, resizes, migrations, starts;
+ * docs/decisions-format.md, "Applying the decisions"), and writes the resulting snapshot as
+ * canonical JSON.
+ *
+ *   snapshot_json, snapshot_len    the snapshot document (required, non-NULL).
+ *   decisions_json, decisions_len  the decisions, as gpupool_schedule_json() returns them for
+ *                                  that snapshot (required, non-NULL).
+ *   next_snapshot_json             required; receives the bytes `gpupool apply` prints.
+ *
+ * Returns GPUPOOL_OK, GPUPOOL_INVALID_INPUT (an invalid snapshot, as for
+ * gpupool_schedule_json(); decisions that cannot be parsed, or that do not fit the snapshot:
+ * "decisions: ..."), GPUPOOL_USAGE_ERROR (a NULL required pointer) or GPUPOOL_INTERNAL_ERROR. */
+int gpupool_apply_json(const char* snapshot_json, size_t snapshot_len, const char* decisions_json,
+                       size_t decisions_len, char** next_snapshot_json, char** error_message);
+
 /* Releases a string returned by any function of this header. Safe on NULL (does nothing).
  * Each string must be released exactly once. */
 void gpupool_free(char* text);

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "fmt/format.h"
+#include "gpupool/apply.h"
 #include "gpupool/explain.h"
 #include "gpupool/io/json.h"
 #include "gpupool/schedule.h"
@@ -100,6 +101,26 @@ absl::StatusOr<std::string> ExplainJson(std::string_view snapshot_json,
   absl::StatusOr<std::string> text = ExplainJob(scheduled->snapshot, scheduled->decisions, job_id);
   if (!text.ok()) return Named("snapshot", text.status());
   return text;
+}
+
+absl::StatusOr<std::string> ApplyJson(std::string_view snapshot_json,
+                                      std::string_view decisions_json) {
+  absl::StatusOr<Snapshot> snapshot = ParseValidSnapshot(snapshot_json);
+  if (!snapshot.ok()) return snapshot.status();
+  if (absl::Status size = CheckDocumentSize("decisions", decisions_json.size()); !size.ok()) {
+    return size;
+  }
+  absl::StatusOr<Decisions> decisions = io::ParseDecisions(decisions_json);
+  if (!decisions.ok()) return Named("decisions", decisions.status());
+  if (absl::Status applied = ApplyDecisions(*decisions, *snapshot); !applied.ok()) {
+    return Named("decisions", applied);
+  }
+  if (absl::Status valid = ValidateSnapshot(*snapshot); !valid.ok()) {
+    return absl::Status(valid.code(),
+                        fmt::format("decisions: the applied snapshot is not valid: {}",
+                                    std::string(valid.message())));
+  }
+  return io::SnapshotToJson(*snapshot);
 }
 
 }  // namespace gpupool::bindings

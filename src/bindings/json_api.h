@@ -40,6 +40,11 @@ absl::StatusOr<std::string> ExplainJson(std::string_view snapshot_json,
                                         std::optional<std::string_view> policy_json,
                                         std::string_view job_id);
 
+// `gpupool apply`: the snapshot after the decisions are carried out (ApplyDecisions), as
+// canonical JSON. Errors name "snapshot" or "decisions".
+absl::StatusOr<std::string> ApplyJson(std::string_view snapshot_json,
+                                      std::string_view decisions_json);
+
 }  // namespace gpupool::bindings
 
 #endif  // GPUPOOL_SRC_BINDINGS_JSON_API_H_

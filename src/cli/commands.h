@@ -33,6 +33,7 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code);
 void RegisterSlurmCommand(CLI::App& app, int* exit_code);
 void RegisterMetricsCommand(CLI::App& app, int* exit_code);
 void RegisterDrainCommand(CLI::App& app, int* exit_code);
+void RegisterApplyCommand(CLI::App& app, int* exit_code);
 
 // Helpers shared by the commands (common.cc).
 

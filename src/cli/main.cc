@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   int exit_code = gpupool::cli::kExitOk;
   gpupool::cli::RegisterValidateCommand(app, &exit_code);
   gpupool::cli::RegisterScheduleCommand(app, &exit_code);
+  gpupool::cli::RegisterApplyCommand(app, &exit_code);
   gpupool::cli::RegisterExplainCommand(app, &exit_code);
   gpupool::cli::RegisterSimulateCommand(app, &exit_code);
   gpupool::cli::RegisterSlurmCommand(app, &exit_code);

@@ -213,4 +213,8 @@ absl::StatusOr<Decisions> ParseDecisions(std::string_view json) {
   return internal::ParseDocument<Decisions>(json, ReadDecisions);
 }
 
+absl::StatusOr<Decisions> ReadDecisionsFile(const std::string& path) {
+  return internal::ReadDocumentFile<Decisions>(path, ReadDecisions);
+}
+
 }  // namespace gpupool::io

@@ -3,6 +3,7 @@
     python3 python_consumer.py schedule SNAPSHOT [POLICY]
     python3 python_consumer.py validate SNAPSHOT
     python3 python_consumer.py explain SNAPSHOT JOB [POLICY]
+    python3 python_consumer.py apply SNAPSHOT DECISIONS
 
 run_consumer.cmake runs it with PYTHONPATH set to the installed module's directory and compares
 its output with the `gpupool` command's. An invalid input prints the message of gpupool.Error on
@@ -31,6 +32,8 @@ def main(argv):
         elif command == "explain" and len(args) in (2, 3):
             policy = read(args[2]) if len(args) == 3 else None
             out = gpupool.explain(read(args[0]), args[1], policy)
+        elif command == "apply" and len(args) == 2:
+            out = gpupool.apply(read(args[0]), read(args[1]))
         else:
             print("python_consumer: bad arguments", file=sys.stderr)
             return 2

@@ -118,7 +118,7 @@ function(compare)
                           "(exit ${cli_rc}); see ${WORK_DIR}/expected.txt and actual.txt\n${err}")
     endif()
     if(NOT cli_rc EQUAL 0)
-      string(REGEX REPLACE "^(snapshot|policy): " "" err_named "${err}")
+      string(REGEX REPLACE "^(snapshot|policy|decisions): " "" err_named "${err}")
       if(NOT err_named STREQUAL cli_err_named)
         message(FATAL_ERROR "${host} ${ARGN}: the message differs from the CLI's:\n"
                             "host: ${err}cli:  ${cli_err}")
@@ -163,5 +163,14 @@ foreach(snapshot ${bad_snapshots})
   endif()
 endforeach()
 compare(schedule ${EXAMPLE} ${CLI_DATA_DIR}/policy_with_scorer.json)
+# Decisions carried out: the scenarios that ship theirs, and decisions that do not fit.
+foreach(scenario health_cordon maintenance_drain)
+  compare(apply ${EXAMPLES_DIR}/scenarios/${scenario}.snapshot.json
+          ${EXAMPLES_DIR}/scenarios/${scenario}.decisions.json)
+endforeach()
+compare(apply ${EXAMPLES_DIR}/scenarios/backfill.snapshot.json
+        ${EXAMPLES_DIR}/scenarios/health_cordon.decisions.json)
+compare(apply ${EXAMPLES_DIR}/scenarios/backfill.snapshot.json
+        ${EXAMPLES_DIR}/scenarios/backfill.policy.json)
 list(LENGTH hosts host_count)
 message(STATUS "${compared} commands compared byte for byte with the CLI, on ${host_count} hosts")

@@ -237,3 +237,34 @@ def test_simulate_replay_errors():
         gpupool.simulate_replay(trace, policy_json="{")
     with pytest.raises(gpupool.Error, match=r"at least 1"):
         gpupool.simulate_replay(trace, nodes=0)
+
+
+SCENARIOS = os.path.join(SOURCE, "examples", "scenarios")
+
+
+@pytest.mark.parametrize("scenario", ["backfill", "consolidation", "health_cordon", "take_back"])
+def test_apply_is_the_clis_snapshot_and_a_fixed_point(scenario, tmp_path):
+    snapshot = os.path.join(SCENARIOS, scenario + ".snapshot.json")
+    policy = read(os.path.join(SCENARIOS, scenario + ".policy.json"))
+    decisions = gpupool.schedule(read(snapshot), policy)
+    decisions_file = tmp_path / "decisions.json"
+    decisions_file.write_text(decisions)
+    code, out, _ = cli("apply", snapshot, str(decisions_file))
+    assert code == 0
+    applied = gpupool.apply(read(snapshot), decisions)
+    assert applied == out
+    again = json.loads(gpupool.schedule(applied, policy))
+    for kind in ("starts", "preemptions", "migrations", "resizes"):
+        assert again[kind] == [], kind
+
+
+def test_apply_errors_name_the_decisions():
+    snapshot = read(os.path.join(SCENARIOS, "backfill.snapshot.json"))
+    with pytest.raises(gpupool.Error, match=r"^decisions: \(root\): invalid JSON"):
+        gpupool.apply(snapshot, "{")
+    other = read(os.path.join(SCENARIOS, "health_cordon.decisions.json"))
+    with pytest.raises(gpupool.Error,
+                       match=r"^decisions: node_actions\[n4\]: no such node in the snapshot"):
+        gpupool.apply(snapshot, other)
+    with pytest.raises(gpupool.Error, match=r"^snapshot: "):
+        gpupool.apply("{", other)

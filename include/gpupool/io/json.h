@@ -70,6 +70,9 @@ absl::StatusOr<Policy> ReadPolicyFile(const std::string& path);
 // Parses a decisions document as written by DecisionsToJson(). InvalidArgument on any error.
 absl::StatusOr<Decisions> ParseDecisions(std::string_view json);
 
+// Reads and parses the decisions file at `path`; errors as for ReadSnapshotFile().
+absl::StatusOr<Decisions> ReadDecisionsFile(const std::string& path);
+
 // Canonical JSON of a snapshot. ParseSnapshot() of the result gives back an equal snapshot.
 std::string SnapshotToJson(const Snapshot& snapshot);
 

@@ -192,6 +192,31 @@ int gpupool_explain_json(const char* snapshot_json, size_t snapshot_len, const c
   });
 }
 
+int gpupool_apply_json(const char* snapshot_json, size_t snapshot_len, const char* decisions_json,
+                       size_t decisions_len, char** next_snapshot_json, char** error_message) {
+  ClearOutputs(next_snapshot_json, error_message);
+  return Guard(error_message, [&]() -> int {
+    if (next_snapshot_json == nullptr) {
+      return Fail(GPUPOOL_USAGE_ERROR, "next_snapshot_json is NULL", error_message);
+    }
+    if (decisions_json == nullptr) {
+      return Fail(GPUPOOL_USAGE_ERROR, "decisions_json is NULL", error_message);
+    }
+    if (absl::Status size = gpupool::bindings::CheckDocumentSize("decisions", decisions_len);
+        !size.ok()) {
+      return Fail(GPUPOOL_INVALID_INPUT, std::string(size.message()), error_message);
+    }
+    if (std::optional<int> bad =
+            CheckDocuments(snapshot_json, snapshot_len, nullptr, 0, error_message)) {
+      return *bad;
+    }
+    return Run(next_snapshot_json, error_message, [&] {
+      return gpupool::bindings::ApplyJson(std::string_view(snapshot_json, snapshot_len),
+                                          std::string_view(decisions_json, decisions_len));
+    });
+  });
+}
+
 void gpupool_free(char* text) { std::free(text); }
 
 }  // extern "C"

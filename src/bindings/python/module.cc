@@ -79,6 +79,15 @@ std::string Explain(const std::string& snapshot_json, const std::string& job_id,
   return Unwrap(std::move(text));
 }
 
+std::string Apply(const std::string& snapshot_json, const std::string& decisions_json) {
+  absl::StatusOr<std::string> next;
+  {
+    py::gil_scoped_release release;
+    next = ApplyJson(snapshot_json, decisions_json);
+  }
+  return Unwrap(std::move(next));
+}
+
 // The replay of docs/replay.md on a trace held in `trace_csv`: the metrics JSON
 // (ReplayMetricsToJson), or an input error.
 absl::StatusOr<std::string> ReplayMetricsJson(const std::string& trace_csv,
@@ -157,6 +166,13 @@ PYBIND11_MODULE(gpupool, m) {
         "explain(snapshot_json: str, job_id: str, policy_json: str | None = None) -> str\n\n"
         "Schedules the snapshot and explains one job, as `gpupool explain` does. Raises\n"
         "gpupool.Error for invalid input or an unknown job id.");
+  m.def("apply", &b::Apply, py::arg("snapshot_json"), py::arg("decisions_json"),
+        "apply(snapshot_json: str, decisions_json: str) -> str\n\n"
+        "Carries the decisions (as schedule() returns them for this snapshot) out on the\n"
+        "snapshot, as a host would, and returns the next snapshot's JSON, byte for byte what\n"
+        "`gpupool apply SNAPSHOT DECISIONS` prints. Raises gpupool.Error for an invalid\n"
+        "snapshot (\"snapshot: ...\") or decisions that cannot be read or do not fit it\n"
+        "(\"decisions: ...\").");
   m.def("replay_policy_names", &gpupool::sim::ReplayPolicyNames,
         "replay_policy_names() -> list[str]\n\n"
         "The named policies simulate_replay() accepts (docs/replay.md says what each sets).");

@@ -5,6 +5,7 @@
  *   c_consumer schedule SNAPSHOT [POLICY]    the decisions, as `gpupool schedule`
  *   c_consumer validate SNAPSHOT             the summary `gpupool validate` prints after "FILE: "
  *   c_consumer explain SNAPSHOT JOB [POLICY] as `gpupool explain`
+ *   c_consumer apply SNAPSHOT DECISIONS      the next snapshot, as `gpupool apply`
  *   c_consumer errors SNAPSHOT VERSION       checks the error paths; prints one line per check
  *
  * On an invalid input it prints gpupool's message on stderr and exits 1, like the CLI. Files are
@@ -189,6 +190,28 @@ static int CheckErrors(const char* snapshot, size_t snapshot_len, const char* ve
         "explain: NULL explanation");
   gpupool_free(error);
 
+  code = gpupool_schedule_json(snapshot, snapshot_len, NULL, 0, &out, &error);
+  if (code == GPUPOOL_OK) {
+    char* next = NULL;
+    code = gpupool_apply_json(snapshot, snapshot_len, out, strlen(out), &next, &error);
+    Check(code == GPUPOOL_OK && Contains(next, "\"jobs\": [") && error == NULL,
+          "apply: the decisions carried out, a snapshot back");
+    gpupool_free(next);
+  }
+  gpupool_free(out);
+  code = gpupool_apply_json(snapshot, snapshot_len, "{", 1, &out, &error);
+  Check(code == GPUPOOL_INVALID_INPUT && out == NULL && Contains(error, "decisions: "),
+        "apply: decisions that are not JSON");
+  gpupool_free(error);
+  code = gpupool_apply_json(snapshot, snapshot_len, NULL, 0, &out, &error);
+  Check(code == GPUPOOL_USAGE_ERROR && Contains(error, "decisions_json is NULL"),
+        "apply: NULL decisions_json");
+  gpupool_free(error);
+  code = gpupool_apply_json(snapshot, snapshot_len, "{}", 2, NULL, &error);
+  Check(code == GPUPOOL_USAGE_ERROR && Contains(error, "next_snapshot_json is NULL"),
+        "apply: NULL next_snapshot_json");
+  gpupool_free(error);
+
   gpupool_free(NULL);
   Check(1, "gpupool_free(NULL) returns");
   return failures == 0 ? 0 : 1;
@@ -203,7 +226,7 @@ int main(int argc, char** argv) {
   char* error = NULL;
   int code;
   if (argc < 3) {
-    fprintf(stderr, "usage: c_consumer schedule|validate|explain|errors SNAPSHOT ...\n");
+    fprintf(stderr, "usage: c_consumer schedule|validate|explain|apply|errors SNAPSHOT ...\n");
     return 2;
   }
   snapshot = ReadFile(argv[2], &snapshot_len);
@@ -219,6 +242,12 @@ int main(int argc, char** argv) {
     code = gpupool_explain_json(snapshot, snapshot_len, policy, policy_len, argv[3],
                                 strlen(argv[3]), &result, &error);
     code = Finish(code, result, error);
+  } else if (strcmp(argv[1], "apply") == 0 && argc == 4) {
+    size_t decisions_len = 0;
+    char* decisions = ReadFile(argv[3], &decisions_len);
+    code = gpupool_apply_json(snapshot, snapshot_len, decisions, decisions_len, &result, &error);
+    code = Finish(code, result, error);
+    free(decisions);
   } else if (strcmp(argv[1], "errors") == 0 && argc == 4) {
     code = CheckErrors(snapshot, snapshot_len, argv[3]);
   } else {
