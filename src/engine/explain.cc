@@ -82,6 +82,33 @@ std::string DescribeChange(const Decisions& decisions, std::string_view job) {
   return out;
 }
 
+// What the decisions stop or move to make room for job `job`: a line for the jobs preempted for
+// it and one for the jobs consolidation moves for it, each with the work they lose; "" if none.
+std::string DescribeRoomMade(const Decisions& decisions, std::string_view job) {
+  std::string preempted, moved;
+  int64_t preempted_lost = 0, moved_lost = 0;
+  for (const PreemptDecision& p : decisions.preemptions) {
+    if (p.for_job != job) continue;
+    preempted += (preempted.empty() ? "" : ", ") + p.job;
+    preempted_lost += p.lost_milli_gpu_seconds;
+  }
+  for (const MigrateDecision& m : decisions.migrations) {
+    if (m.for_job != job) continue;
+    moved += (moved.empty() ? "" : ", ") + m.job;
+    moved_lost += m.lost_milli_gpu_seconds;
+  }
+  std::string out;
+  if (!preempted.empty()) {
+    out += fmt::format("  in room made by preempting {} (losing {} milli-GPU-seconds)\n", preempted,
+                       preempted_lost);
+  }
+  if (!moved.empty()) {
+    out += fmt::format("  in room made by moving {} (consolidation; losing {} milli-GPU-seconds)\n",
+                       moved, moved_lost);
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> ExplainJob(const Snapshot& snapshot, const Decisions& decisions,
@@ -112,6 +139,7 @@ absl::StatusOr<std::string> ExplainJob(const Snapshot& snapshot, const Decisions
                     start->placements.size() == 1 ? "" : "s",
                     start->backfilled ? ", backfilled into capacity held for a reservation" : "");
     out += DescribePlacements(start->placements);
+    out += DescribeRoomMade(decisions, job_id);
     return out;
   }
   if (const PendingDecision* pending = FindByJob(decisions.pending, job_id)) {

@@ -71,6 +71,19 @@ TEST(ExplainTest, AMoveForAGang) {
             "  main[0] on node n2, GPUs 2,3\n");
 }
 
+TEST(ExplainTest, AGangStartedByAMoveNamesIt) {
+  EXPECT_EQ(Explain("consolidation", "big"),
+            "job big (queue lab, priority 0, submitted at 500)\n"
+            "starts now (1 replica):\n"
+            "  main[0] on node n1, GPUs 0,1,2,3,4,5,6,7\n"
+            "  in room made by moving a (consolidation; losing 320000 milli-GPU-seconds)\n");
+}
+
+TEST(ExplainTest, AStartNamesTheJobsPreemptedForIt) {
+  const std::string text = Explain("settle_requeue", "hi");
+  EXPECT_NE(text.find("  in room made by preempting mid (losing "), std::string::npos) << text;
+}
+
 TEST(ExplainTest, AVictimStartedAgainElsewhere) {
   EXPECT_EQ(Explain("settle_requeue", "mid"),
             "job mid (queue lab, priority 5, submitted at 10)\n"
