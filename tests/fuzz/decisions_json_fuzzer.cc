@@ -18,7 +18,8 @@
 namespace {
 
 // examples/scenarios/backfill.snapshot.json, compact: the job ids the seeds' decisions name.
-constexpr std::string_view kSnapshot = R"json({"now": 10000, "gpu_models": [{"name": "A100-80GB", "memory_mib": 81920}],
+constexpr std::string_view kSnapshot =
+    R"json({"now": 10000, "gpu_models": [{"name": "A100-80GB", "memory_mib": 81920}],
  "nodes": [
   {"id": "n1", "gpu_model": "A100-80GB", "cpu_milli": 64000, "memory_mib": 524288, "gpus": [{"index": 0, "island": 0}, {"index": 1, "island": 0}, {"index": 2, "island": 0}, {"index": 3, "island": 0}]},
   {"id": "n2", "gpu_model": "A100-80GB", "cpu_milli": 64000, "memory_mib": 524288, "gpus": [{"index": 0, "island": 0}, {"index": 1, "island": 0}, {"index": 2, "island": 0}, {"index": 3, "island": 0}]}
