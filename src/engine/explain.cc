@@ -84,7 +84,10 @@ std::string DescribeChange(const Decisions& decisions, std::string_view job) {
 
 // What the decisions stop or move to make room for job `job`: a line for the jobs preempted for
 // it and one for the jobs consolidation moves for it, each with the work they lose; "" if none.
-std::string DescribeRoomMade(const Decisions& decisions, std::string_view job) {
+// `lead` says what the room is for: "in room made by" a start, "for its reservation" a job that
+// waits (a drain, or an overrun backfilled job evicted from a reserved node).
+std::string DescribeRoomMade(const Decisions& decisions, std::string_view job,
+                             std::string_view lead) {
   std::string preempted, moved;
   int64_t preempted_lost = 0, moved_lost = 0;
   for (const PreemptDecision& p : decisions.preemptions) {
@@ -99,12 +102,12 @@ std::string DescribeRoomMade(const Decisions& decisions, std::string_view job) {
   }
   std::string out;
   if (!preempted.empty()) {
-    out += fmt::format("  in room made by preempting {} (losing {} milli-GPU-seconds)\n", preempted,
+    out += fmt::format("  {} preempting {} (losing {} milli-GPU-seconds)\n", lead, preempted,
                        preempted_lost);
   }
   if (!moved.empty()) {
-    out += fmt::format("  in room made by moving {} (consolidation; losing {} milli-GPU-seconds)\n",
-                       moved, moved_lost);
+    out += fmt::format("  {} moving {} (consolidation; losing {} milli-GPU-seconds)\n", lead, moved,
+                       moved_lost);
   }
   return out;
 }
@@ -139,7 +142,7 @@ absl::StatusOr<std::string> ExplainJob(const Snapshot& snapshot, const Decisions
                     start->placements.size() == 1 ? "" : "s",
                     start->backfilled ? ", backfilled into capacity held for a reservation" : "");
     out += DescribePlacements(start->placements);
-    out += DescribeRoomMade(decisions, job_id);
+    out += DescribeRoomMade(decisions, job_id, "in room made by");
     return out;
   }
   if (const PendingDecision* pending = FindByJob(decisions.pending, job_id)) {
@@ -153,6 +156,7 @@ absl::StatusOr<std::string> ExplainJob(const Snapshot& snapshot, const Decisions
     if (!pending->counterfactual.empty()) out += fmt::format("  {}\n", pending->counterfactual);
     if (const ReserveDecision* reservation = FindByJob(decisions.reservations, job_id)) {
       out += DescribeReservation(*reservation);
+      out += DescribeRoomMade(decisions, job_id, "for it,");
     }
     return out;
   }

@@ -84,6 +84,19 @@ TEST(ExplainTest, AStartNamesTheJobsPreemptedForIt) {
   EXPECT_NE(text.find("  in room made by preempting mid (losing "), std::string::npos) << text;
 }
 
+TEST(ExplainTest, AReservationNamesTheJobsEvictedForIt) {
+  EXPECT_EQ(Explain("backfill_overrun_preempt", "g4"),
+            "job g4 (queue lab, priority 0, submitted at 100)\n"
+            "pending: insufficient-capacity\n"
+            "  the gang needs 4000 milli-GPUs but only 1000 are free on eligible nodes of any "
+            "model\n"
+            "  missing: 3000 milli-GPUs\n"
+            "  would start now if r2 were preempted (losing 4000000 milli-GPU-seconds of work), "
+            "but preemption is off in this policy\n"
+            "  reserved: node n1, expected to start at 21500\n"
+            "  for it, preempting bf (losing 340000 milli-GPU-seconds)\n");
+}
+
 TEST(ExplainTest, AVictimStartedAgainElsewhere) {
   EXPECT_EQ(Explain("settle_requeue", "mid"),
             "job mid (queue lab, priority 5, submitted at 10)\n"
