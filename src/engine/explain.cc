@@ -84,8 +84,8 @@ std::string DescribeChange(const Decisions& decisions, std::string_view job) {
 
 // What the decisions stop or move to make room for job `job`: a line for the jobs preempted for
 // it and one for the jobs consolidation moves for it, each with the work they lose; "" if none.
-// `lead` says what the room is for: "in room made by" a start, "for its reservation" a job that
-// waits (a drain, or an overrun backfilled job evicted from a reserved node).
+// `lead` says what the room is for: "in room made by" for a start, "for it," for a job that
+// waits with a reservation (a drain, or an overrun backfilled job evicted from a reserved node).
 std::string DescribeRoomMade(const Decisions& decisions, std::string_view job,
                              std::string_view lead) {
   std::string preempted, moved;
