@@ -24,8 +24,11 @@ absl::Status ApplyStarts(const Decisions& decisions, Snapshot& snapshot);
 // lowest indices), then each Migrate (the job runs at its `to` placements, restarted now:
 // start_time = snapshot.now, its last checkpoint kept), then ApplyStarts(). A victim that the same
 // decisions start again (it was re-placed elsewhere in the cycle) ends up running at its new place.
-// Returns FailedPrecondition (and changes nothing) when a decision names a job that is not in the
-// state it requires, or a node that is not in the snapshot.
+// Returns FailedPrecondition (and changes nothing) when a decision does not fit the snapshot: it
+// names a job that is not in the state it requires, a node or a for_job that is not in the
+// snapshot, or a group the job does not have; it stops a job another decision already stops; its
+// lost_milli_gpu_seconds is negative; a Resize's from_replicas or a Migrate's from (when given) is
+// not what the job runs (docs/decisions-format.md, "Applying the decisions", lists each message).
 absl::Status ApplyDecisions(const Decisions& decisions, Snapshot& snapshot);
 
 }  // namespace gpupool

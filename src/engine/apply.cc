@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "fmt/format.h"
 
 namespace gpupool {
@@ -66,13 +69,36 @@ absl::Status ApplyDecisions(const Decisions& decisions, Snapshot& snapshot) {
   }
   std::map<std::string, Job*, std::less<>> by_id;
   for (Job& job : next.jobs) by_id.emplace(job.id, &job);
-  for (const PreemptDecision& preempt : decisions.preemptions) {
-    auto it = by_id.find(preempt.job);
+  // The running job a Preempt, Resize or Migrate stops, checked: each job is stopped by one
+  // decision at most, for a job of the snapshot, at a price that is not negative.
+  std::map<std::string, std::string, std::less<>> stopped;  // job -> the list that stops it
+  auto stop = [&](std::string_view list, const std::string& job, const std::string& for_job,
+                  int64_t lost) -> absl::StatusOr<Job*> {
+    if (auto seen = stopped.find(job); seen != stopped.end()) {
+      return absl::FailedPreconditionError(
+          fmt::format("{}[{}]: the job already has a decision in {}", list, job, seen->second));
+    }
+    auto it = by_id.find(job);
     if (it == by_id.end() || it->second->state != JobState::kRunning) {
       return absl::FailedPreconditionError(
-          fmt::format("preemptions[{}]: no such running job in the snapshot", preempt.job));
+          fmt::format("{}[{}]: no such running job in the snapshot", list, job));
     }
-    Job& victim = *it->second;
+    if (!for_job.empty() && !by_id.contains(for_job)) {
+      return absl::FailedPreconditionError(
+          fmt::format("{}[{}]: for_job {}: no such job in the snapshot", list, job, for_job));
+    }
+    if (lost < 0) {
+      return absl::FailedPreconditionError(
+          fmt::format("{}[{}]: lost_milli_gpu_seconds: must be >= 0, got {}", list, job, lost));
+    }
+    stopped.emplace(job, std::string(list));
+    return it->second;
+  };
+  for (const PreemptDecision& preempt : decisions.preemptions) {
+    absl::StatusOr<Job*> it =
+        stop("preemptions", preempt.job, preempt.for_job, preempt.lost_milli_gpu_seconds);
+    if (!it.ok()) return it.status();
+    Job& victim = **it;
     victim.state = JobState::kPending;
     victim.placements.clear();
     victim.start_time.reset();
@@ -83,17 +109,26 @@ absl::Status ApplyDecisions(const Decisions& decisions, Snapshot& snapshot) {
   }
   // Resizes: an elastic group keeps its `to_replicas` replicas with the lowest indices.
   for (const ResizeDecision& resize : decisions.resizes) {
-    auto it = by_id.find(resize.job);
-    if (it == by_id.end() || it->second->state != JobState::kRunning) {
+    absl::StatusOr<Job*> it =
+        stop("resizes", resize.job, resize.for_job, resize.lost_milli_gpu_seconds);
+    if (!it.ok()) return it.status();
+    const std::vector<TaskGroup>& groups = (*it)->groups;
+    if (std::none_of(groups.begin(), groups.end(),
+                     [&](const TaskGroup& g) { return g.name == resize.group; })) {
       return absl::FailedPreconditionError(
-          fmt::format("resizes[{}]: no such running job in the snapshot", resize.job));
+          fmt::format("resizes[{}]: the job has no group {}", resize.job, resize.group));
     }
-    std::vector<ReplicaPlacement>& placements = it->second->placements;
+    std::vector<ReplicaPlacement>& placements = (*it)->placements;
     std::vector<int32_t> replicas;
     for (const ReplicaPlacement& p : placements) {
       if (p.group == resize.group) replicas.push_back(p.replica);
     }
     std::sort(replicas.begin(), replicas.end());
+    if (static_cast<size_t>(resize.from_replicas) != replicas.size()) {
+      return absl::FailedPreconditionError(
+          fmt::format("resizes[{}]: from_replicas is {}, but group {} runs {} replicas", resize.job,
+                      resize.from_replicas, resize.group, replicas.size()));
+    }
     if (resize.to_replicas < 0 || static_cast<size_t>(resize.to_replicas) > replicas.size()) {
       return absl::FailedPreconditionError(
           fmt::format("resizes[{}]: group {} runs {} replicas, cannot keep {}", resize.job,
@@ -105,14 +140,24 @@ absl::Status ApplyDecisions(const Decisions& decisions, Snapshot& snapshot) {
     });
   }
   // Migrations: the job restarts at its new placements from its last checkpoint, now.
+  // Placements compared by group, replica, node and GPUs (a snapshot may leave gpu_milli 0).
+  auto key = [](const std::vector<ReplicaPlacement>& placements) {
+    std::vector<std::tuple<std::string, int32_t, std::string, std::vector<int32_t>>> out;
+    for (const ReplicaPlacement& p : placements)
+      out.emplace_back(p.group, p.replica, p.node, p.gpus);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
   for (const MigrateDecision& migrate : decisions.migrations) {
-    auto it = by_id.find(migrate.job);
-    if (it == by_id.end() || it->second->state != JobState::kRunning) {
-      return absl::FailedPreconditionError(
-          fmt::format("migrations[{}]: no such running job in the snapshot", migrate.job));
+    absl::StatusOr<Job*> it =
+        stop("migrations", migrate.job, migrate.for_job, migrate.lost_milli_gpu_seconds);
+    if (!it.ok()) return it.status();
+    if (!migrate.from.empty() && key(migrate.from) != key((*it)->placements)) {
+      return absl::FailedPreconditionError(fmt::format(
+          "migrations[{}]: from is not where the job runs in the snapshot", migrate.job));
     }
-    it->second->placements = migrate.to;
-    it->second->start_time = next.now;
+    (*it)->placements = migrate.to;
+    (*it)->start_time = next.now;
   }
   if (absl::Status status = ApplyStarts(decisions, next); !status.ok()) return status;
   snapshot = std::move(next);

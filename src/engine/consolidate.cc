@@ -95,7 +95,7 @@ std::optional<int64_t> Consolidator::ExpectedWait(int32_t j) {
         } else if (!emptied[v]) {
           emptied[v] = 1;
           freed.push_back(v);
-          FreePlaced(v);
+          state_.DeallocatePlacements(v, placed_[v]);
         }
       }
     }
@@ -125,20 +125,6 @@ std::optional<int64_t> Consolidator::ExpectedWait(int32_t j) {
   }
   if (expected == kNever) return std::nullopt;
   return expected - now;
-}
-
-void Consolidator::FreePlaced(int32_t v) {
-  const Job& job = *index_.job(v).job;
-  for (const ReplicaPlacement& p : placed_[v]) {
-    const int32_t n = index_.FindNode(p.node);
-    const int32_t g = index_.FindGroup(v, p.group);
-    if (n == kNone || g == kNone) continue;
-    const ResourceRequest& request = job.groups[g].request;
-    std::vector<int32_t> gpus;
-    for (int32_t i : p.gpus) gpus.push_back(index_.FindGpu(n, i));
-    state_.Deallocate(v, n, gpus, request.MilliPerGpu(), request.gpu_memory_mib, request.cpu_milli,
-                      request.memory_mib);
-  }
 }
 
 bool Consolidator::Movable(int32_t v, const std::vector<uint8_t>& model_ok) const {

@@ -90,8 +90,6 @@ class Consolidator {
   static constexpr int64_t kNever = INT64_MAX;
   int64_t ExpectedEnd(int32_t j) const;
   bool Movable(int32_t v, const std::vector<uint8_t>& model_ok) const;
-  // Gives back what job v, placed in this cycle, holds (undoable).
-  void FreePlaced(int32_t v);
   bool BudgetLeft();
   // Releases `movers`, places j, then each mover; on success returns j's placements and the
   // movers' new ones (aligned with `movers`), applied to the state; on failure the state is

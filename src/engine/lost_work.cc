@@ -74,7 +74,8 @@ int64_t EligibleVictimFrom(const Job& job, int64_t now, const Policy& policy) {
     return most_lost <= 0 || LostWorkSeconds(job, at, now, policy) <= most_lost;
   };
   const int64_t min_run = std::max(job.min_runtime_s, policy.preemption.min_victim_run_s);
-  const int64_t first = std::max(now, SaturatingAdd(start, min_run));
+  // Not before it has run a second: one started at now is no victim yet.
+  const int64_t first = std::max(now, SaturatingAdd(start, std::max<int64_t>(min_run, 1)));
   if (eligible(first)) return first;
   if (interval <= 0 || first == kNever) return kNever;
   // The first checkpoint due after `first`: the job has just saved its work.

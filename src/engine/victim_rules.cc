@@ -53,6 +53,10 @@ bool VictimRules::ComputeMayEverEvict(int32_t v, bool own_minimum, bool restored
   if (restored_stays && index_.restored(v)) return false;
   const Job& victim = *index_.job(v).job;
   const int64_t now = index_.snapshot().now;
+  // One the host started at this very moment (start_time at or after now) has not run either,
+  // but it is no longer this cycle's to revoke: a cycle run again at the same moment, on the
+  // snapshot with the decisions carried out, must not undo them (the fixed point).
+  if (victim.start_time.value_or(now) >= now) return false;
   const int64_t ran = now - victim.start_time.value_or(now);
   if (!victim.preemptible || (own_minimum && ran < victim.min_runtime_s)) return false;
   if (ran < policy_.preemption.min_victim_run_s) return false;
@@ -309,6 +313,10 @@ std::string VictimRules::WhyKept(int32_t j, int32_t v) const {
   // The policy's victim rules first: a victim they keep now may go later, so the job waits for
   // a reclaim in progress.
   const int64_t now = index_.snapshot().now;
+  if (victim.start_time.value_or(now) >= now && !index_.tentative(v)) {
+    return fmt::format("{} started at {}, this very moment: it may go once it has run", victim.id,
+                       *victim.start_time);
+  }
   const int64_t ran = now - victim.start_time.value_or(now);
   if (victim.preemptible && ran >= victim.min_runtime_s) {
     if (state_.OnHeldNode(v)) {

@@ -149,6 +149,20 @@ void WorkingState::Free(int32_t j, const Held& held) {
   }
 }
 
+void WorkingState::DeallocatePlacements(int32_t j, absl::Span<const ReplicaPlacement> placements) {
+  const Job& job = *index_.job(j).job;
+  for (const ReplicaPlacement& p : placements) {
+    const int32_t n = index_.FindNode(p.node);
+    const int32_t g = index_.FindGroup(j, p.group);
+    if (n == kNone || g == kNone) continue;
+    const ResourceRequest& request = job.groups[g].request;
+    std::vector<int32_t> gpus;
+    for (int32_t i : p.gpus) gpus.push_back(index_.FindGpu(n, i));
+    Deallocate(j, n, gpus, request.MilliPerGpu(), request.gpu_memory_mib, request.cpu_milli,
+               request.memory_mib);
+  }
+}
+
 void WorkingState::Touch(int32_t n) {
   // The node's key is about to change: its ordered index is brought up to date when next read.
   MarkStale(n);

@@ -99,6 +99,10 @@ class WorkingState {
     Free(job, Held{n, gpus, milli, gpu_memory_mib, cpu_milli, memory_mib, 0, 0, charge_queue});
   }
 
+  // Gives back what job j holds at `placements`, work placed in this cycle (started or moved):
+  // each replica as its group requests, the inverse of the Allocate() that placed it. Undoable.
+  void DeallocatePlacements(int32_t job, absl::Span<const ReplicaPlacement> placements);
+
   // --- Reads. ---
   int64_t gpu_free_milli(int32_t g) const { return gpu_free_milli_[g]; }
   int64_t gpu_free_memory(int32_t g) const { return gpu_free_memory_[g]; }

@@ -100,7 +100,7 @@ TEST(ApplyTest, MigrationMovesTheJobAndRestartsItNow) {
   decisions.migrations.push_back(MigrateDecision{"a",
                                                  {Placement("n1", {0, 1}, 0, "main", 1000)},
                                                  {Placement("n2", {2, 3}, 0, "main", 1000)},
-                                                 "gang",
+                                                 "p",
                                                  640000});
   Snapshot next = snapshot;
   ASSERT_TRUE(ApplyDecisions(decisions, next).ok());
@@ -116,6 +116,61 @@ TEST(ApplyTest, MigrationMovesTheJobAndRestartsItNow) {
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(status.message(), "migrations[p]: no such running job in the snapshot");
   EXPECT_EQ(unchanged.jobs[0].placements, snapshot.jobs[0].placements);
+}
+
+// Each kind of decision that does not fit the snapshot is refused with FailedPrecondition naming
+// the list and the job, and nothing changes (found by an outside test from the docs: these were
+// carried out, or named wrongly).
+TEST(ApplyTest, DecisionsThatDoNotFitTheSnapshotAreRefusedNamingThem) {
+  const Snapshot snapshot =
+      SnapshotBuilder()
+          .Now(1000)
+          .Model("A100")
+          .Node(MakeNode("n1", "A100", 8))
+          .Queue("q")
+          .Job(MakeRunningJob("a", "q", GpuRequest(2000), {Placement("n1", {0, 1})}, 100))
+          .Job(MakePendingJob("p", "q", GpuRequest(1000)))
+          .Build();
+  auto refused = [&](const Decisions& d) {
+    Snapshot next = snapshot;
+    const absl::Status status = ApplyDecisions(d, next);
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_EQ(next.jobs[0].placements, snapshot.jobs[0].placements);
+    EXPECT_EQ(next.jobs[0].state, JobState::kRunning);
+    return std::string(status.message());
+  };
+  const PreemptDecision preempt{"a", "p", "", 1000};
+  Decisions d;
+  d.preemptions = {preempt, preempt};
+  EXPECT_EQ(refused(d), "preemptions[a]: the job already has a decision in preemptions");
+  d.preemptions = {PreemptDecision{"a", "ghost", "", 0}};
+  EXPECT_EQ(refused(d), "preemptions[a]: for_job ghost: no such job in the snapshot");
+  d.preemptions = {PreemptDecision{"a", "p", "", -5}};
+  EXPECT_EQ(refused(d), "preemptions[a]: lost_milli_gpu_seconds: must be >= 0, got -5");
+
+  const MigrateDecision move{"a",
+                             {Placement("n1", {0, 1}, 0, "main", 1000)},
+                             {Placement("n1", {2, 3}, 0, "main", 1000)},
+                             "p",
+                             0};
+  d = Decisions{};
+  d.preemptions = {preempt};
+  d.migrations = {move};
+  EXPECT_EQ(refused(d), "migrations[a]: the job already has a decision in preemptions");
+  d.preemptions.clear();
+  d.migrations[0].from = {Placement("n1", {4, 5}, 0, "main", 1000)};
+  EXPECT_EQ(refused(d), "migrations[a]: from is not where the job runs in the snapshot");
+
+  d = Decisions{};
+  ResizeDecision resize;
+  resize.job = "a";
+  resize.group = "workers";
+  resize.from_replicas = 1;
+  d.resizes = {resize};
+  EXPECT_EQ(refused(d), "resizes[a]: the job has no group workers");
+  d.resizes[0].group = "main";
+  d.resizes[0].from_replicas = 3;
+  EXPECT_EQ(refused(d), "resizes[a]: from_replicas is 3, but group main runs 1 replicas");
 }
 
 }  // namespace

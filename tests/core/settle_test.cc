@@ -64,6 +64,22 @@ std::vector<std::string> Jobs(const auto& list) {
   return out;
 }
 
+// One A100 node of 4 GPUs at now 10000, queue lab, and `jobs`.
+Snapshot OneNodeAt10000(const std::vector<Job>& jobs) {
+  SnapshotBuilder builder;
+  builder.Now(10000).Model("A100").Node(MakeNode("n1", "A100", 4)).Queue("lab");
+  for (const Job& job : jobs) builder.Job(job);
+  return builder.Build();
+}
+
+// `snapshot` with `d` carried out (ApplyDecisions), into `applied`, and the cycle run on it.
+absl::StatusOr<Decisions> NextCycleNow(const Snapshot& snapshot, const Decisions& d,
+                                       const Policy& policy, Snapshot& applied) {
+  applied = snapshot;
+  if (absl::Status status = ApplyDecisions(d, applied); !status.ok()) return status;
+  return Schedule(applied, policy);
+}
+
 // One pass would start hi (evicting mid) and new (evicting low), leaving mid, of a higher
 // priority than new, pending: the next cycle would evict new for mid. Settled, new never starts.
 TEST(SettleTest, AVictimIsServedBeforeALowerPriorityJob) {
@@ -85,6 +101,70 @@ TEST(SettleTest, AVictimIsServedBeforeALowerPriorityJob) {
   Snapshot applied = snapshot;
   ASSERT_TRUE(ApplyDecisions(*d, applied).ok());
   absl::StatusOr<Decisions> again = Schedule(applied, PreemptionOn());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->starts.empty());
+  EXPECT_TRUE(again->preemptions.empty());
+}
+
+// A job the host started at this very moment is no victim (docs/snapshot-format.md, jobs). The
+// starving st (priority 0) evicts hi (priority 1, just checkpointed) and starts; once both are
+// carried out, st runs since now and is no longer starving, so hi outranks it. The cycle run
+// again at the same moment must not undo the first (found by an outside test from the docs).
+TEST(SettleTest, AJobStartedAtThisMomentIsNoVictimOfTheNextCycle) {
+  Job hi = MakeRunningJob("hi", "lab", GpuRequest(4000), {Placement("n1", {0, 1, 2, 3})},
+                          /*start_time=*/9000);
+  hi.priority = 1;
+  hi.submit_time = 5000;
+  hi.checkpointing.interval_s = 600;
+  hi.checkpointing.last_checkpoint_time = 9900;
+  Job st = MakePendingJob("st", "lab", GpuRequest(4000));
+  st.submit_time = 100;
+  const Snapshot snapshot = OneNodeAt10000({hi, st});
+  Policy policy = PreemptionOn();
+  policy.starvation_bound_s = 1000;
+  absl::StatusOr<Decisions> d = Schedule(snapshot, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(Jobs(d->starts), (std::vector<std::string>{"st"}));
+  ASSERT_EQ(Jobs(d->preemptions), (std::vector<std::string>{"hi"}));
+  EXPECT_EQ(d->preemptions[0].for_job, "st");
+
+  Snapshot applied;
+  absl::StatusOr<Decisions> again = NextCycleNow(snapshot, *d, policy, applied);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->starts.empty());
+  EXPECT_TRUE(again->preemptions.empty());
+  ASSERT_EQ(Jobs(again->pending), (std::vector<std::string>{"hi"}));
+  EXPECT_EQ(again->pending[0].would_preempt, (std::vector<std::string>{"st"}));
+  EXPECT_EQ(again->pending[0].counterfactual,
+            "would start now if st were preempted (losing 0 milli-GPU-seconds of work), but st "
+            "started at 10000, this very moment: it may go once it has run");
+
+  // A second later st has run, and hi takes it back (the policy's business: min_victim_run_s,
+  // docs/engine.md, stage 6).
+  applied.now = 10001;
+  absl::StatusOr<Decisions> later = Schedule(applied, policy);
+  ASSERT_TRUE(later.ok()) << later.status();
+  EXPECT_EQ(Jobs(later->preemptions), (std::vector<std::string>{"st"}));
+}
+
+// The same with the job order deciding: shortest-remaining starts quick, whose start the
+// later-ordered important (priority 5) would undo in a cycle run again at the same moment.
+TEST(SettleTest, AHigherPriorityJobDoesNotUndoTheStartTheHostJustCarriedOut) {
+  Job quick = MakePendingJob("quick", "lab", GpuRequest(4000));
+  quick.submit_time = 100;
+  quick.runtime_estimate_s = 100;
+  Job important = MakePendingJob("important", "lab", GpuRequest(4000));
+  important.submit_time = 200;
+  important.priority = 5;
+  important.runtime_estimate_s = 10000;
+  const Snapshot snapshot = OneNodeAt10000({quick, important});
+  Policy policy = PreemptionOn();
+  policy.job_order = JobOrder::kShortestRemaining;
+  absl::StatusOr<Decisions> d = Schedule(snapshot, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(Jobs(d->starts), (std::vector<std::string>{"quick"}));
+  Snapshot applied;
+  absl::StatusOr<Decisions> again = NextCycleNow(snapshot, *d, policy, applied);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_TRUE(again->starts.empty());
   EXPECT_TRUE(again->preemptions.empty());
