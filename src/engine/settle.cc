@@ -636,15 +636,37 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   if (observe) observe(snapshot, first);
   // Without evictions, moves or backfill, a pass already leaves nothing for the next one (the
   // property tests check it); with backfill, a reservation made mid-pass may move once the
-  // pass's starts run, and so may a reservation that drains. With drain_blocked_jobs, the first
-  // blocked jobs, in an order the pass's starts change (fair-share turns), may then be others,
-  // whose drains free room, even when none of the first pass's could have a reservation.
-  const bool drains = policy.preemption.enabled && (policy.preemption.drain_blocked_jobs > 0 ||
-                                                    policy.preemption.starving_drain);
+  // pass's starts run, and so may any other reservation (a starving job's): the pass placed
+  // those starts after the reservation's job was tried, and a reservation does not empty a
+  // node of them, while the next cycle, where they run, does. For the same reason a starving
+  // job the pass left pending without a reservation may get one in the next cycle. With
+  // drain_blocked_jobs, the first blocked jobs, in an order the pass's starts change (fair-share
+  // turns), may then be others, whose drains free room, even when none of the first pass's could
+  // have a reservation.
   const bool blocked_change = policy.preemption.enabled && policy.preemption.drain_blocked_jobs > 0;
+  auto starving_left = [&] {
+    if (policy.starvation_bound_s <= 0) return false;
+    std::set<std::string_view> pending;
+    for (const PendingDecision& p : first.pending) pending.insert(p.job);
+    return std::any_of(snapshot.jobs.begin(), snapshot.jobs.end(), [&](const Job& job) {
+      return pending.count(job.id) && Starving(job, policy, snapshot.now);
+    });
+  };
+  // With reclaim across queues, the pass's starts may take their queue above its entitlement,
+  // so that a job of another queue the pass left pending (tried before them) may reclaim.
+  auto reclaim_left = [&] {
+    if (!policy.preemption.enabled || !policy.preemption.reclaim_across_queues) return false;
+    std::map<std::string_view, std::string_view> queue_of;
+    for (const Job& job : snapshot.jobs) queue_of[job.id] = job.queue;
+    std::set<std::string_view> started;
+    for (const StartDecision& start : first.starts) started.insert(queue_of[start.job]);
+    return std::any_of(first.pending.begin(), first.pending.end(), [&](const PendingDecision& p) {
+      return started.size() > 1 || *started.begin() != queue_of[p.job];
+    });
+  };
   const bool starts_may_move_reservations =
-      !first.starts.empty() &&
-      (policy.backfill.enabled || blocked_change || (drains && !first.reservations.empty()));
+      !first.starts.empty() && (policy.backfill.enabled || blocked_change ||
+                                !first.reservations.empty() || starving_left() || reclaim_left());
   if (first.preemptions.empty() && first.migrations.empty() && first.resizes.empty() &&
       !starts_may_move_reservations) {
     return first;

@@ -170,6 +170,61 @@ TEST(SettleTest, AHigherPriorityJobDoesNotUndoTheStartTheHostJustCarriedOut) {
   EXPECT_TRUE(again->preemptions.empty());
 }
 
+// A starving job's reservation is made after the pass's starts are placed, and does not empty a
+// node of them; the next cycle, where they run, does. Without preemption and backfill the cycle
+// settles all the same (found by an outside test from the docs). rA (n1, ends at 15000) and rB
+// (n2, ends at 12000) run; s1 (1 GPU, starving), big (4 GPUs, starving) and small (3 GPUs) wait.
+// One pass started s1 on n2 and reserved n1 for big at 15000, since emptying n2 left s1 there;
+// the next cycle reserved n2 at 12000 and started small on n1. Settled, this cycle does that.
+TEST(SettleTest, AStarvingJobsReservationCountsTheCyclesStartsAsWorkItsNodesEmptyOf) {
+  auto running = [](std::string id, std::vector<int32_t> gpus, std::string node, int64_t estimate) {
+    const ResourceRequest request = GpuRequest(1000 * static_cast<int64_t>(gpus.size()));
+    Job job = MakeRunningJob(std::move(id), "lab", request,
+                             {Placement(std::move(node), std::move(gpus))}, /*start_time=*/9000);
+    job.submit_time = 0;
+    job.runtime_estimate_s = estimate;
+    job.attained_service_s = 1000;
+    return job;
+  };
+  auto pending = [](std::string id, int64_t gpus, int64_t submit) {
+    Job job = MakePendingJob(std::move(id), "lab", GpuRequest(1000 * gpus));
+    job.submit_time = submit;
+    return job;
+  };
+  Job s1 = pending("s1", 1, 100);
+  s1.runtime_estimate_s = 500;
+  const Snapshot snapshot = SnapshotBuilder()
+                                .Now(10000)
+                                .Model("A100")
+                                .Node(MakeNode("n1", "A100", 4))
+                                .Node(MakeNode("n2", "A100", 4))
+                                .Queue("lab")
+                                .Job(running("rA", {0}, "n1", 6000))
+                                .Job(running("rB", {0, 1}, "n2", 3000))
+                                .Job(s1)
+                                .Job(pending("big", 4, 200))
+                                .Job(pending("small", 3, 9900))
+                                .Build();
+  Policy policy;
+  policy.starvation_bound_s = 1000;
+  absl::StatusOr<Decisions> d = Schedule(snapshot, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(Jobs(d->starts), (std::vector<std::string>{"s1", "small"}));
+  EXPECT_EQ(d->starts[0].placements[0].node, "n2");
+  EXPECT_EQ(d->starts[1].placements[0].node, "n1");
+  ASSERT_EQ(Jobs(d->reservations), (std::vector<std::string>{"big"}));
+  EXPECT_EQ(d->reservations[0].nodes, (std::vector<std::string>{"n2"}));
+  EXPECT_EQ(d->reservations[0].expected_start, 12000);
+
+  Snapshot applied;
+  absl::StatusOr<Decisions> again = NextCycleNow(snapshot, *d, policy, applied);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->starts.empty());
+  ASSERT_EQ(Jobs(again->reservations), (std::vector<std::string>{"big"}));
+  EXPECT_EQ(again->reservations[0].nodes, (std::vector<std::string>{"n2"}));
+  EXPECT_EQ(again->reservations[0].expected_start, 12000);
+}
+
 // Without preemption nothing is evicted and the cycle is one pass: the counters are that pass's.
 TEST(SettleTest, ACycleWithoutEvictionsIsOnePass) {
   const Snapshot snapshot = RequeueSnapshot();
