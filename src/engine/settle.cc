@@ -660,8 +660,9 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
     for (const Job& job : snapshot.jobs) queue_of[job.id] = job.queue;
     std::set<std::string_view> started;
     for (const StartDecision& start : first.starts) started.insert(queue_of[start.job]);
+    // A pending job of another queue than some start's (starts is not empty).
     return std::any_of(first.pending.begin(), first.pending.end(), [&](const PendingDecision& p) {
-      return started.size() > 1 || *started.begin() != queue_of[p.job];
+      return started.size() > 1 || !started.contains(queue_of[p.job]);
     });
   };
   const bool starts_may_move_reservations =

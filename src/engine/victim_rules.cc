@@ -313,9 +313,9 @@ std::string VictimRules::WhyKept(int32_t j, int32_t v) const {
   // The policy's victim rules first: a victim they keep now may go later, so the job waits for
   // a reclaim in progress.
   const int64_t now = index_.snapshot().now;
-  if (victim.start_time.value_or(now) >= now && !index_.tentative(v)) {
+  if (const int64_t start = victim.start_time.value_or(now); start >= now && !index_.tentative(v)) {
     return fmt::format("{} started at {}, this very moment: it may go once it has run", victim.id,
-                       *victim.start_time);
+                       start);
   }
   const int64_t ran = now - victim.start_time.value_or(now);
   if (victim.preemptible && ran >= victim.min_runtime_s) {
