@@ -87,7 +87,7 @@ bool PreemptionPlanner::MayDrain(int32_t j, int32_t v, const std::vector<int32_t
     return false;
   }
   const Job& victim = *index_.job(v).job;
-  if (victim.start_time.value_or(now) >= now) return false;
+  if (victim.start_time.value_or(now) >= now || rules_.HeadroomKeeps(j, v) != nullptr) return false;
   const int32_t jq = index_.job(j).queue;
   const int32_t vq = index_.job(v).queue;
   if (jq == kNone || vq == kNone) return false;
@@ -108,7 +108,7 @@ int64_t PreemptionPlanner::DrainableFrom(int32_t j, int32_t v) const {
   if (!options.enabled || rules_.taken(v)) return kNever;
   const int32_t jq = index_.job(j).queue;
   if (jq == kNone || index_.job(v).queue != jq) return kNever;
-  if (!rules_.Outranks(j, v)) return kNever;
+  if (!rules_.Outranks(j, v) || rules_.HeadroomKeeps(j, v) != nullptr) return kNever;
   // A start an earlier pass of the cycle made counts as the next cycle will count it, running
   // since now: from when it may go. A restored job that may not yield again, never.
   if (index_.restored(v) && !rules_.RestoredMayYield(v)) return kNever;
@@ -127,7 +127,7 @@ std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {
       return;
     }
     if (own && !rules_.Outranks(j, v)) return;
-    if (info.needs_gpu && rules_.Milli(v) == 0) return;
+    if ((info.needs_gpu && rules_.Milli(v) == 0) || rules_.HeadroomKeeps(j, v) != nullptr) return;
     out.push_back(v);
   };
   if (!policy_.preemption.reclaim_across_queues) {
@@ -162,7 +162,10 @@ std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {
       if (policy_.preemption.reclaim_lower_priority_only && rules_.VictimPriority(v) >= priority) {
         continue;
       }
-      if (!rules_.taken(v) && (!info.needs_gpu || rules_.Milli(v) > 0)) out.push_back(v);
+      if (!rules_.taken(v) && (!info.needs_gpu || rules_.Milli(v) > 0) &&
+          rules_.HeadroomKeeps(j, v) == nullptr) {
+        out.push_back(v);
+      }
     } else if (o == 1) {
       consider(running_[k], true);
     }

@@ -594,26 +594,36 @@ std::vector<std::string> KeepEvictedForNothing(const History& history,
   if (swapped.size() >= 2) candidates.push_back(swapped);
   std::vector<std::string> kept;
   if (candidates.empty()) return kept;
-  for (const std::vector<std::string>& ids : candidates) {
-    Moves trial = composed;
-    auto back = [&ids](const auto& d) {
-      return std::find(ids.begin(), ids.end(), d.job) != ids.end();
-    };
-    std::erase_if(trial.preemptions, back);
-    std::erase_if(trial.starts, back);
-    state.Reset();
-    state.Apply(trial);
-    // Over-commitment is all that validation can find: every other part of the state is as
-    // valid as the snapshot's. Quota limits and isolation it does not check (a snapshot may hold
-    // a queue past its limit, or mix tenants): a start may have taken the quota a job put back
-    // would use again, or a share of its GPU for another tenant.
-    if (!ValidateSnapshot(state.get()).ok() ||
-        !KeepsQuotaLimits(state.original(), state.get(), ids) ||
-        !KeepsIsolation(state.get(), ids)) {
-      continue;
+  // One put back may make room for another tried before it (its start of the cycle sat where
+  // the other ran): sweep again while a sweep puts any back.
+  std::vector<uint8_t> back_already(candidates.size(), 0);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      if (back_already[c]) continue;
+      const std::vector<std::string>& ids = candidates[c];
+      Moves trial = composed;
+      auto back = [&ids](const auto& d) {
+        return std::find(ids.begin(), ids.end(), d.job) != ids.end();
+      };
+      std::erase_if(trial.preemptions, back);
+      std::erase_if(trial.starts, back);
+      state.Reset();
+      state.Apply(trial);
+      // Over-commitment is all that validation can find: every other part of the state is as
+      // valid as the snapshot's. Quota limits and isolation it does not check (a snapshot may hold
+      // a queue past its limit, or mix tenants): a start may have taken the quota a job put back
+      // would use again, or a share of its GPU for another tenant.
+      if (!ValidateSnapshot(state.get()).ok() ||
+          !KeepsQuotaLimits(state.original(), state.get(), ids) ||
+          !KeepsIsolation(state.get(), ids)) {
+        continue;
+      }
+      composed = std::move(trial);
+      kept.insert(kept.end(), ids.begin(), ids.end());
+      back_already[c] = 1;
+      progress = true;
     }
-    composed = std::move(trial);
-    kept.insert(kept.end(), ids.begin(), ids.end());
   }
   std::sort(kept.begin(), kept.end());
   state.Reset();
@@ -681,11 +691,11 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   // The headroom reports of every pass that changed something, in order.
   std::vector<std::vector<HeadroomReport>> headroom;
   headroom.push_back(first.headroom);
-  int64_t changed = 1;
-  // The last pass run (the first until another runs), and whether it changed anything.
+  // Passes run so far.
+  int64_t passes = 1;
+  // The last pass run (the first until another runs).
   Decisions later;
   Decisions* last = &first;
-  bool last_changes = true;
   Policy pass_policy = policy;
   SettleState state(snapshot, first.node_actions);
   // Jobs no later pass may evict but for a job of their queue that outranks them
@@ -762,10 +772,10 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
     later =
         RunCyclePass(state.get(), pass_policy, tentative, /*fingerprint=*/false, restored, pinned);
     if (observe) observe(state.get(), later);
+    ++passes;
     AddWork(work, later.counters);
     last = &later;
-    last_changes = ChangesSomething(later);
-    if (!last_changes) {
+    if (!ChangesSomething(later)) {
       // Settled, unless the passes evicted jobs for nothing (for reservations or starts they
       // then gave up): those go back where they ran, and another pass runs on that state.
       const std::vector<std::string> kept =
@@ -783,12 +793,10 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
         }
       }
       composed = Compose(snapshot, state.get(), history);
-      ++changed;
       continue;
     }
     history.Record(later, restored);
     headroom.push_back(later.headroom);
-    ++changed;
     // Only the jobs' decisions of a later pass carry over; its node actions describe a state
     // the first pass's actions already made.
     state.Apply(later);
@@ -805,7 +813,7 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   out.migrations = std::move(composed.migrations);
   out.resizes = std::move(composed.resizes);
   out.counters = work;
-  out.counters.passes = changed + (last_changes ? 0 : 1);
+  out.counters.passes = passes;
   out.counters.jobs_started = static_cast<int64_t>(out.starts.size());
   out.counters.preemptions = static_cast<int64_t>(out.preemptions.size());
   out.counters.migrations = static_cast<int64_t>(out.migrations.size());

@@ -66,6 +66,26 @@ bool VictimRules::ComputeMayEverEvict(int32_t v, bool own_minimum, bool restored
   return most_lost <= 0 || LostSeconds(v) <= most_lost;
 }
 
+const HeadroomRule* VictimRules::HeadroomKeeps(int32_t j, int32_t v) const {
+  if (policy_.headroom.empty()) return nullptr;
+  const int32_t below = index_.job(j).job->priority;
+  const int32_t priority = index_.job(v).job->priority;
+  if (priority <= below) return nullptr;
+  const HeadroomRule* keeps = nullptr;
+  for (const HeadroomRule& rule : policy_.headroom) {
+    if (!rule.restore || below >= rule.min_priority || priority < rule.min_priority) continue;
+    if (keeps != nullptr && keeps->min_priority <= rule.min_priority) continue;
+    const int32_t model = index_.FindModel(rule.gpu_model);
+    const absl::Span<const RunningPlacement> placements = index_.job(v).placements;
+    if (std::any_of(placements.begin(), placements.end(), [&](const RunningPlacement& p) {
+          return !p.gpus.empty() && index_.node_model(p.node) == model;
+        })) {
+      keeps = &rule;
+    }
+  }
+  return keeps;
+}
+
 int64_t VictimRules::PreemptorPriority(int32_t j) const {
   const Job& job = *index_.job(j).job;
   // Past the starvation bound a job outranks every running job of its queue (order.h).
@@ -353,6 +373,12 @@ std::string VictimRules::WhyKept(int32_t j, int32_t v) const {
           "max_victim_lost_s {}; it may go after {}",
           victim.id, LostSeconds(v), most_lost, next);
     }
+  }
+  if (const HeadroomRule* rule = HeadroomKeeps(j, v); rule != nullptr) {
+    return fmt::format(
+        "{} has priority {}, at or above the {} of the headroom rule for {} GPUs that restores: "
+        "evicted, it could take the headroom, and restoring it would evict {}",
+        victim.id, victim.priority, rule->min_priority, rule->gpu_model, job.id);
   }
   if (victim.queue == job.queue) {
     if (!Outranks(j, v)) {

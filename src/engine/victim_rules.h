@@ -91,6 +91,13 @@ class VictimRules {
   bool MayEvictRestored(int32_t v) const {
     return RestoredMayYield(v) && !state_.OnHeldNode(v) && ComputeMayEverEvict(v, true, false);
   }
+  // A headroom rule that restores (HeadroomRule::restore) keeps running job v from job j when v
+  // runs on a GPU of the rule's model, v's priority is at or above the rule's min_priority and
+  // j's is below it: v is work the headroom is kept for, so once evicted it could start again on
+  // the headroom, and the rule would then evict j to restore it (a loop, within a cycle's
+  // settling passes and from cycle to cycle). The rule with the lowest min_priority that keeps
+  // v, or nullptr. O(v's placements x rules).
+  const HeadroomRule* HeadroomKeeps(int32_t j, int32_t v) const;
   // Has running job v been evicted or shrunk in this cycle (it is no victim again)?
   bool taken(int32_t v) const { return taken_[v] != 0; }
   void NoteTaken(int32_t v) { taken_[v] = 1; }

@@ -169,6 +169,70 @@ TEST(HeadroomTest, RestorationEvictsTheCheapestLowPriorityJobAndIsAFixedPoint) {
   EXPECT_EQ(decisions->headroom[0].free, 4);
 }
 
+// Work below a restoring rule never evicts work the rule is kept for. One 8-GPU node, 2 kept for
+// priority >= 100; "urgent" (priority 100) runs on 2 GPUs, "fixed" (not preemptible) on 4; "st"
+// (priority 0, 2 GPUs) has waited past the starvation bound, so it outranks every job of its
+// queue. Starting on the 2 free GPUs would leave none: headroom. Evicting urgent would let it
+// start and leave 2, but urgent would then start again on those (the headroom is kept for it),
+// and restoring the rule would evict st: so urgent stays, st waits (reason headroom), and the
+// next cycle does nothing either. Before this rule the cycle went round until its cap of 8
+// passes.
+TEST(HeadroomTest, WorkBelowARestoringRuleNeverEvictsWorkTheRuleIsKeptFor) {
+  Job fixed = Running("fixed", "n1", {2, 3, 4, 5}, 900);
+  fixed.preemptible = false;
+  Snapshot snapshot = SnapshotBuilder()
+                          .Now(2000)
+                          .Model("A100")
+                          .Node(MakeNode("n1", "A100", 8))
+                          .Queue("q")
+                          .Job(Running("urgent", "n1", {0, 1}, 1900, /*priority=*/100))
+                          .Job(fixed)
+                          .Job(Pending("st", 2000, 0))
+                          .Build();
+  Policy policy = HeadroomPolicy(2, HeadroomShape::kGpus, /*restore=*/true);
+  policy.preemption.enabled = true;
+  policy.starvation_bound_s = 1000;
+  absl::StatusOr<Decisions> decisions = Schedule(snapshot, policy);
+  ASSERT_TRUE(decisions.ok()) << decisions.status();
+  EXPECT_THAT(decisions->starts, IsEmpty());
+  EXPECT_THAT(decisions->preemptions, IsEmpty());
+  EXPECT_EQ(decisions->counters.passes, 1);
+  const PendingDecision* st = FindPending(*decisions, "st");
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(st->reason, PendingReason::kHeadroom);
+  EXPECT_EQ(st->detail,
+            "2 A100 GPUs are kept free for priority >= 100; 2 free now, and starting this job "
+            "(priority 0) would leave 0");
+  EXPECT_EQ(st->counterfactual, "");
+
+  // Without the rule's restore, urgent may go for st (st outranks it), and nothing loops.
+  policy.headroom[0].restore = false;
+  decisions = Schedule(snapshot, policy);
+  ASSERT_TRUE(decisions.ok()) << decisions.status();
+  EXPECT_THAT(StartedJobs(*decisions), ElementsAre("st", "urgent"));
+  ASSERT_EQ(decisions->preemptions.size(), 1u);
+  EXPECT_EQ(decisions->preemptions[0].job, "urgent");
+
+  // With the rule restoring and no GPU free (urgent on 4, fixed on 4), st waits for capacity,
+  // and its counterfactual names the rule that keeps urgent.
+  policy.headroom[0].restore = true;
+  Job wide = Running("urgent", "n1", {0, 1, 2, 3}, 1900, /*priority=*/100);
+  fixed.placements = {Placement("n1", {4, 5, 6, 7})};
+  fixed.groups[0].request = GpuRequest(4000);
+  snapshot.jobs = {wide, fixed, snapshot.jobs[2]};
+  decisions = Schedule(snapshot, policy);
+  ASSERT_TRUE(decisions.ok()) << decisions.status();
+  EXPECT_THAT(decisions->preemptions, IsEmpty());
+  st = FindPending(*decisions, "st");
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(st->reason, PendingReason::kInsufficientCapacity);
+  EXPECT_THAT(st->would_preempt, ElementsAre("urgent"));
+  EXPECT_EQ(st->counterfactual,
+            "would start now if urgent were preempted (losing 640000 milli-GPU-seconds of work), "
+            "but urgent has priority 100, at or above the 100 of the headroom rule for A100 GPUs "
+            "that restores: evicted, it could take the headroom, and restoring it would evict st");
+}
+
 // Restoration keeps guarantees: "cheap" belongs to queue g, whose guarantee (4 GPUs) is all it
 // uses, so only "dear" may go; it does, and the report says 4 are free again.
 TEST(HeadroomTest, RestorationNeverTakesUsageWithinAGuarantee) {

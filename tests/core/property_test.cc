@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cycle.h"
 #include "fmt/format.h"
 #include "gpupool/apply.h"
 #include "gpupool/explain.h"
@@ -762,8 +763,12 @@ TEST(PropertyTest, PreemptionReachesAFixedPoint) {
     ASSERT_TRUE(policy.preemption.enabled);
     absl::StatusOr<Decisions> a = Schedule(snapshot, policy);
     ASSERT_TRUE(a.ok()) << a.status();
-    // Settled, not cut at the cap of 8 passes (docs/engine.md, "Settling").
+    // Settled, not cut at the cap of 8 passes (docs/engine.md, "Settling"); passes counts the
+    // passes run, each once.
     EXPECT_LT(a->counters.passes, 8);
+    int64_t run = 0;
+    internal::RunCycle(snapshot, policy, [&run](const Snapshot&, const Decisions&) { ++run; });
+    EXPECT_EQ(a->counters.passes, run);
     Snapshot applied = WithVictimsEvicted(snapshot, *a);
     ASSERT_TRUE(ApplyStarts(*a, applied).ok());
     absl::StatusOr<Decisions> b = Schedule(applied, policy);
