@@ -51,6 +51,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "cycle.h"
+#include "fmt/format.h"
 #include "gpupool/apply.h"
 #include "gpupool/validate.h"
 #include "headroom.h"
@@ -179,6 +180,42 @@ void TakeWaitingFrom(std::vector<PendingDecision> pending,
   for (ReserveDecision& r : reservations) {
     if (waiting.contains(r.job)) out.reservations.push_back(std::move(r));
   }
+}
+
+// A cycle cut short (a spent budget, the cap of passes) may end on a pass that revoked a start
+// an earlier pass made: that job is pending in the state the host will be in, but the pass saw
+// it running and gave it no pending decision. Each such job (pending in the snapshot, neither
+// started nor explained) gets one, budget-exhausted, naming the revocation (`revoked`: the last
+// pass's preemptions).
+void ExplainRevokedStarts(const Snapshot& snapshot, const std::vector<PreemptDecision>& revoked,
+                          bool budget_spent, Decisions& out) {
+  // Copies: out.pending grows below.
+  std::set<std::string> decided;
+  for (const StartDecision& s : out.starts) decided.insert(s.job);
+  for (const PendingDecision& p : out.pending) decided.insert(p.job);
+  const std::string cut = budget_spent
+                              ? "a budget of the cycle ran out"
+                              : fmt::format("the cycle reached its cap of {} passes", kMaxPasses);
+  for (const Job& job : snapshot.jobs) {
+    if (job.state != JobState::kPending || decided.contains(job.id)) continue;
+    PendingDecision pending;
+    pending.job = job.id;
+    pending.reason = PendingReason::kBudgetExhausted;
+    auto it = std::find_if(revoked.begin(), revoked.end(),
+                           [&](const PreemptDecision& p) { return p.job == job.id; });
+    const std::string why = it == revoked.end() ? std::string()
+                            : it->for_job.empty()
+                                ? fmt::format(" ({})", it->reason)
+                                : fmt::format(" for {} ({})", it->for_job, it->reason);
+    pending.detail = fmt::format(
+        "a settling pass started this job and the next revoked the start{}; {} before a pass "
+        "tried it again",
+        why, cut);
+    out.pending.push_back(std::move(pending));
+  }
+  // Sorted by job id, as every pass's list is.
+  std::sort(out.pending.begin(), out.pending.end(),
+            [](const PendingDecision& a, const PendingDecision& b) { return a.job < b.job; });
 }
 
 // Each headroom rule's report as the settled pass measures it (`last`: free, shortfall), with
@@ -806,6 +843,7 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   // other parts the cycle keeps).
   std::vector<PendingDecision> pending = std::move(last->pending);
   std::vector<ReserveDecision> reservations = std::move(last->reservations);
+  const std::vector<PreemptDecision> last_preemptions = last->preemptions;
   const std::vector<HeadroomReport> last_headroom = last->headroom;
   Decisions out = std::move(first);
   out.starts = std::move(composed.starts);
@@ -819,6 +857,7 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   out.counters.migrations = static_cast<int64_t>(out.migrations.size());
   out.counters.resizes = static_cast<int64_t>(out.resizes.size());
   TakeWaitingFrom(std::move(pending), std::move(reservations), snapshot, out);
+  ExplainRevokedStarts(snapshot, last_preemptions, work.budget_exhausted, out);
   NameBeneficiaries(snapshot, history, out);
   headroom.push_back(last_headroom);
   MergeHeadroom(headroom, last_headroom, policy, out);

@@ -12,7 +12,9 @@
 // For a pending job of the same queue, only jobs of lower priority than the job's preemptor
 // priority may go (a job past the starvation bound outranks every job of its queue). Across
 // queues, with reclaim_across_queues, jobs of queues whose side holds more than its entitlement
-// may go (with reclaim_lower_priority_only, only those of lower priority).
+// may go (with reclaim_lower_priority_only, only those of lower priority). Whatever allows it, a
+// job below a restoring headroom rule's min_priority never takes a job at or above it off the
+// rule's model (HeadroomKeeps()).
 //
 // Sides. Two queues are compared through their ancestors just below their lowest common
 // ancestor (siblings, so that a team reclaims from the other team, not from one of its
