@@ -104,6 +104,39 @@ TEST(OrderTest, StarvingJobsFirst) {
   EXPECT_EQ(Winner({old_job, urgent}, policy), "old");
 }
 
+// pending_since is read for pending jobs only (docs/snapshot-format.md, jobs). On a running job a
+// host may keep it from before the job started: accepted, and it decides nothing. Here it would
+// put "run" 99,000 s past its start of waiting, beyond the starvation bound; "wait" (priority 5)
+// evicts "run" (priority 0) with or without it, and only the fingerprint differs.
+TEST(OrderTest, ARunningJobsPendingSinceDecidesNothing) {
+  Job run = MakeRunningJob("run", "q", GpuRequest(1000), {Placement("n1", {0})},
+                           /*start_time=*/90'000);
+  run.submit_time = 1'000;
+  Job wait = Pending("wait", "q", 1000, 99'000);
+  wait.priority = 5;
+  Policy policy;
+  policy.starvation_bound_s = 50'000;
+  policy.preemption.enabled = true;
+  auto scheduled = [&](const Job& running) {
+    Snapshot snapshot = SnapshotBuilder()
+                            .Now(100'000)
+                            .Model("A100")
+                            .Node(MakeNode("n1", "A100", 1))
+                            .Queue("q")
+                            .Job(running)
+                            .Job(wait)
+                            .Build();
+    absl::StatusOr<Decisions> d = Schedule(snapshot, policy);
+    EXPECT_TRUE(d.ok()) << d.status();
+    d->input_fingerprint.clear();
+    return testing::DecisionsToText(*d);
+  };
+  const std::string without = scheduled(run);
+  run.pending_since = 1'000;
+  EXPECT_EQ(scheduled(run), without);
+  EXPECT_NE(without.find("preempt run for wait"), std::string::npos) << without;
+}
+
 // Fair-share turns: queues q and r are equal (no quotas, weight 1) and each wants 2 GPUs of a
 // 2-GPU pool, so each is entitled to 1000. q already runs one GPU; with queue turns r (usage 0)
 // goes first and takes the free GPU, although q's pending job is older.
