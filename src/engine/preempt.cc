@@ -108,9 +108,10 @@ int64_t PreemptionPlanner::DrainableFrom(int32_t j, int32_t v) const {
   if (!options.enabled || rules_.taken(v)) return kNever;
   const int32_t jq = index_.job(j).queue;
   if (jq == kNone || index_.job(v).queue != jq) return kNever;
-  if (!rules_.Outranks(j, v) || rules_.HeadroomKeeps(j, v) != nullptr) return kNever;
   // A start an earlier pass of the cycle made counts as the next cycle will count it, running
-  // since now: from when it may go. A restored job that may not yield again, never.
+  // since now: with its own priority (not the rank it started with, which may be a starving
+  // job's), from when it may go. A restored job that may not yield again, never.
+  if (!rules_.OutranksOnceRunning(j, v) || rules_.HeadroomKeeps(j, v) != nullptr) return kNever;
   if (index_.restored(v) && !rules_.RestoredMayYield(v)) return kNever;
   return EligibleVictimFrom(*index_.job(v).job, index_.snapshot().now, policy_);
 }

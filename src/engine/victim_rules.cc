@@ -96,7 +96,15 @@ int64_t VictimRules::PreemptorPriority(int32_t j) const {
 }
 
 bool VictimRules::Outranks(int32_t j, int32_t v) const {
-  const int64_t victim = VictimPriority(v), preemptor = PreemptorPriority(j);
+  return OutranksAt(j, v, VictimPriority(v));
+}
+
+bool VictimRules::OutranksOnceRunning(int32_t j, int32_t v) const {
+  return OutranksAt(j, v, index_.job(v).job->priority);
+}
+
+bool VictimRules::OutranksAt(int32_t j, int32_t v, int64_t victim) const {
+  const int64_t preemptor = PreemptorPriority(j);
   return victim < preemptor || (victim == preemptor && TakesBack(j, v));
 }
 

@@ -109,6 +109,9 @@ class VictimRules {
   // Whether pending job j outranks running job v of its own queue: v's priority
   // (VictimPriority()) is below j's (PreemptorPriority()), or equal and j takes back from v.
   bool Outranks(int32_t j, int32_t v) const;
+  // Outranks() with v's own priority even when v is a tentative start: as the next cycle, where
+  // v runs since now, compares them.
+  bool OutranksOnceRunning(int32_t j, int32_t v) const;
   // preemption.take_back_from_gpus: j needs at least that many GPUs and has been pending
   // take_back_after_s, v holds fewer GPUs than j needs and was submitted after j (the priorities
   // are not compared here).
@@ -204,6 +207,9 @@ class VictimRules {
 
  private:
   static constexpr int32_t kUnset = kNone - 1;
+
+  // Does j outrank a victim v of priority `victim` (its own, or the rank it started with)?
+  bool OutranksAt(int32_t j, int32_t v, int64_t victim) const;
 
   // One cross-queue comparison: the job's side `mine` holding `mine_after` after the plan,
   // against victim side `side` as it is before the plan.
