@@ -780,6 +780,67 @@ TEST(PropertyTest, PreemptionReachesAFixedPoint) {
   EXPECT_EQ(failing, 0) << "seeds without a fixed point";
 }
 
+// The policy of `seed` with the options that make a cycle settle in more passes turned on in
+// varied mixes: preemption (as PolicyForSeed's odd seeds), reclaim across queues, a starvation
+// bound (snapshots submit jobs up to 100,000 s before now) with or without draining, a headroom
+// rule that restores on the snapshot's first GPU model, and backfill. The mix an outside test of
+// the docs drew its cycles from (docs/engine.md, "Guarantees").
+Policy SettlingPolicyForSeed(uint64_t seed, const Snapshot& snapshot) {
+  Policy policy = PolicyForSeed(seed | 1);
+  ::gpupool::testing::Rng rng(seed ^ 0x5e771e5ULL);
+  policy.preemption.reclaim_across_queues = rng.Percent(50);
+  policy.preemption.reclaim_lower_priority_only = rng.Percent(30);
+  if (rng.Percent(60)) {
+    policy.starvation_bound_s = rng.UniformInt(2, 8) * 10'000;
+    policy.preemption.starving_drain = rng.Percent(60);
+    policy.preemption.starving_outrank = !rng.Percent(20);
+  }
+  if (rng.Percent(40) && !snapshot.gpu_models.empty()) {
+    policy.headroom = {HeadroomRule{snapshot.gpu_models.front().name, rng.UniformInt(1, 2),
+                                    HeadroomShape::kGpus,
+                                    static_cast<int32_t>(rng.UniformInt(6, 9)), true}};
+  }
+  policy.backfill.enabled = rng.Percent(30);
+  return policy;
+}
+
+// The fixed point through ApplyDecisions() under SettlingPolicyForSeed(): applied, the next
+// cycle at the same moment starts, preempts, moves and resizes nothing; the cycle ran fewer
+// passes than the cap; every pending job gets exactly one Start or PendingDecision.
+TEST(PropertyTest, SettlingOptionsReachAFixedPoint) {
+  int failing = 0;
+  for (uint64_t seed = 0; seed < kSeeds; ++seed) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    const Snapshot snapshot = GenerateRandomSnapshot(seed);
+    const Policy policy = SettlingPolicyForSeed(seed, snapshot);
+    absl::StatusOr<Decisions> a = Schedule(snapshot, policy);
+    ASSERT_TRUE(a.ok()) << a.status();
+    EXPECT_LT(a->counters.passes, 8);
+    std::map<std::string, int> outcomes;
+    for (const StartDecision& s : a->starts) ++outcomes[s.job];
+    for (const PendingDecision& p : a->pending) ++outcomes[p.job];
+    for (const Job& job : snapshot.jobs) {
+      if (job.state == JobState::kPending) EXPECT_EQ(outcomes[job.id], 1) << job.id;
+    }
+    Snapshot applied = snapshot;
+    ASSERT_TRUE(ApplyDecisions(*a, applied).ok());
+    absl::StatusOr<Decisions> b = Schedule(applied, policy);
+    ASSERT_TRUE(b.ok()) << b.status();
+    if ((!b->starts.empty() || !b->preemptions.empty() || !b->migrations.empty() ||
+         !b->resizes.empty()) &&
+        ++failing <= 3) {
+      ADD_FAILURE() << fmt::format(
+                           "reclaim_across_queues {}, starvation_bound_s {} (drain {}), "
+                           "headroom rules {}, backfill {}; the next cycle acts:\n",
+                           policy.preemption.reclaim_across_queues, policy.starvation_bound_s,
+                           policy.preemption.starving_drain, policy.headroom.size(),
+                           policy.backfill.enabled)
+                    << DecisionsToText(*b);
+    }
+  }
+  EXPECT_EQ(failing, 0) << "seeds without a fixed point";
+}
+
 // Seeds on which a cycle once went round until the cap of 8 passes (found with 10,000 seeds): a
 // job drained for a reservation took back, in the next pass, the GPUs a lower-priority job had
 // taken (1603), and a drained job re-placed in its own place was drained again (3067). The
