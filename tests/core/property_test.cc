@@ -820,7 +820,9 @@ TEST(PropertyTest, SettlingOptionsReachAFixedPoint) {
     for (const StartDecision& s : a->starts) ++outcomes[s.job];
     for (const PendingDecision& p : a->pending) ++outcomes[p.job];
     for (const Job& job : snapshot.jobs) {
-      if (job.state == JobState::kPending) EXPECT_EQ(outcomes[job.id], 1) << job.id;
+      if (job.state == JobState::kPending) {
+        EXPECT_EQ(outcomes[job.id], 1) << job.id;
+      }
     }
     Snapshot applied = snapshot;
     ASSERT_TRUE(ApplyDecisions(*a, applied).ok());
