@@ -631,36 +631,34 @@ std::vector<std::string> KeepEvictedForNothing(const History& history,
   if (swapped.size() >= 2) candidates.push_back(swapped);
   std::vector<std::string> kept;
   if (candidates.empty()) return kept;
-  // One put back may make room for another tried before it (its start of the cycle sat where
-  // the other ran): sweep again while a sweep puts any back.
-  std::vector<uint8_t> back_already(candidates.size(), 0);
-  for (bool progress = true; progress;) {
-    progress = false;
-    for (size_t c = 0; c < candidates.size(); ++c) {
-      if (back_already[c]) continue;
-      const std::vector<std::string>& ids = candidates[c];
-      Moves trial = composed;
-      auto back = [&ids](const auto& d) {
-        return std::find(ids.begin(), ids.end(), d.job) != ids.end();
-      };
-      std::erase_if(trial.preemptions, back);
-      std::erase_if(trial.starts, back);
-      state.Reset();
-      state.Apply(trial);
-      // Over-commitment is all that validation can find: every other part of the state is as
-      // valid as the snapshot's. Quota limits and isolation it does not check (a snapshot may hold
-      // a queue past its limit, or mix tenants): a start may have taken the quota a job put back
-      // would use again, or a share of its GPU for another tenant.
-      if (!ValidateSnapshot(state.get()).ok() ||
-          !KeepsQuotaLimits(state.original(), state.get(), ids) ||
-          !KeepsIsolation(state.get(), ids)) {
-        continue;
-      }
-      composed = std::move(trial);
-      kept.insert(kept.end(), ids.begin(), ids.end());
-      back_already[c] = 1;
-      progress = true;
+  // Puts `ids` back if the state allows it.
+  auto put_back = [&](const std::vector<std::string>& ids) {
+    Moves trial = composed;
+    auto back = [&ids](const auto& d) {
+      return std::find(ids.begin(), ids.end(), d.job) != ids.end();
+    };
+    std::erase_if(trial.preemptions, back);
+    std::erase_if(trial.starts, back);
+    state.Reset();
+    state.Apply(trial);
+    // Over-commitment is all that validation can find: every other part of the state is as
+    // valid as the snapshot's. Quota limits and isolation it does not check (a snapshot may hold
+    // a queue past its limit, or mix tenants): a start may have taken the quota a job put back
+    // would use again, or a share of its GPU for another tenant.
+    if (!ValidateSnapshot(state.get()).ok() ||
+        !KeepsQuotaLimits(state.original(), state.get(), ids) ||
+        !KeepsIsolation(state.get(), ids)) {
+      return false;
     }
+    composed = std::move(trial);
+    kept.insert(kept.end(), ids.begin(), ids.end());
+    return true;
+  };
+  // One put back may make room for another tried before it (its start of the cycle sat where
+  // the other ran): sweep again, in order, while a sweep puts any back.
+  for (size_t before = 0; before != candidates.size();) {
+    before = candidates.size();
+    std::erase_if(candidates, put_back);
   }
   std::sort(kept.begin(), kept.end());
   state.Reset();

@@ -34,6 +34,9 @@ VictimRules::VictimRules(const SnapshotIndex& index, const WorkingState& state,
       ++queue_depth_[q];
     }
   }
+  for (const HeadroomRule& rule : policy.headroom) {
+    headroom_model_.push_back(index.FindModel(rule.gpu_model));
+  }
 }
 
 // --- Eligibility. ---
@@ -71,14 +74,14 @@ const HeadroomRule* VictimRules::HeadroomKeeps(int32_t j, int32_t v) const {
   const int32_t below = index_.job(j).job->priority;
   const int32_t priority = index_.job(v).job->priority;
   if (priority <= below) return nullptr;
+  const absl::Span<const RunningPlacement> placements = index_.job(v).placements;
   const HeadroomRule* keeps = nullptr;
-  for (const HeadroomRule& rule : policy_.headroom) {
+  for (size_t r = 0; r < policy_.headroom.size(); ++r) {
+    const HeadroomRule& rule = policy_.headroom[r];
     if (!rule.restore || below >= rule.min_priority || priority < rule.min_priority) continue;
     if (keeps != nullptr && keeps->min_priority <= rule.min_priority) continue;
-    const int32_t model = index_.FindModel(rule.gpu_model);
-    const absl::Span<const RunningPlacement> placements = index_.job(v).placements;
     if (std::any_of(placements.begin(), placements.end(), [&](const RunningPlacement& p) {
-          return !p.gpus.empty() && index_.node_model(p.node) == model;
+          return !p.gpus.empty() && index_.node_model(p.node) == headroom_model_[r];
         })) {
       keeps = &rule;
     }

@@ -246,6 +246,8 @@ class VictimRules {
   mutable std::vector<int64_t> milli_;
   mutable std::vector<int8_t> may_ever_evict_;
   mutable std::vector<int64_t> guarantee_total_;
+  // The model index of each rule of policy_.headroom, in policy order (HeadroomKeeps()).
+  std::vector<int32_t> headroom_model_;
   // Sides() for queue sides_for_.
   mutable int32_t sides_for_ = kUnset;
   mutable std::vector<std::pair<int32_t, int32_t>> sides_;
