@@ -199,6 +199,45 @@ void ExpectOnlyReservation(const Decisions& d, const std::string& job,
   EXPECT_EQ(d.reservations[0].expected_start, start);
 }
 
+// docs/engine.md stage 7, "Where and when": emptying a node for a reservation releases the work
+// that runs in the snapshot, not a start made earlier in the same pass. One 8-GPU node, GPU 1
+// busy with r1; pending in order: a (1 GPU, no estimate), big (8 GPUs), c (1 GPU, no estimate),
+// d (4 GPUs, 1,000 s).
+Snapshot StartBeforeTheHead(bool a_already_runs) {
+  SnapshotBuilder b;
+  b.Now(kNow).Model("a100").Node(MakeNode("n1", "a100", 8)).Queue("q");
+  Job r1 = MakeRunningJob("r1", "q", GpuRequest(1000), {Placement("n1", {1})}, 5000);
+  r1.runtime_estimate_s = 1000;
+  b.Job(r1);
+  if (a_already_runs) {
+    b.Job(MakeRunningJob("a", "q", GpuRequest(1000), {Placement("n1", {0})}, kNow - 10));
+  } else {
+    b.Job(Pending("a", 1, 8, std::nullopt));
+  }
+  b.Job(Pending("big", 8, 15, 600));
+  b.Job(Pending("c", 1, 23, std::nullopt));
+  b.Job(Pending("d", 4, 57, 1000));
+  return b.Build();
+}
+
+TEST(BackfillTest, AStartOfThePassBeforeTheHeadKeepsItsNodeOpen) {
+  // a starts on n1; big then fits only once a is gone, which this pass does not count on: no
+  // reservation in the first pass, so c and d start there too. The second pass (the cycle
+  // settles: backfill is on) sees them running and reserves n1 for big, at -1 (work without an
+  // estimate), holding what is left.
+  absl::StatusOr<Decisions> d = Schedule(StartBeforeTheHead(false), BackfillPolicy());
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(testing::StartedJobs(*d), (std::vector<std::string>{"a", "c", "d"}));
+  for (const StartDecision& s : d->starts) EXPECT_FALSE(s.backfilled);
+  ExpectOnlyReservation(*d, "big", {"n1"}, -1);
+  // With a already running, big holds n1 (at -1: a has no estimate) and c and d wait.
+  d = Schedule(StartBeforeTheHead(true), BackfillPolicy());
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->starts.empty());
+  ExpectOnlyReservation(*d, "big", {"n1"}, -1);
+  EXPECT_EQ(testing::PendingJobs(*d), (std::vector<std::string>{"big", "c", "d"}));
+}
+
 Snapshot AfterOverrun() {
   Snapshot snapshot = WorkedExample();
   snapshot.now = 10950;
