@@ -49,10 +49,25 @@ std::optional<PreemptionPlanner::Plan> PreemptionPlanner::TryPreempt(int32_t j) 
   }
   if (auto plan = TryShrink(j, candidates)) return plan;
 
-  const std::vector<int32_t> chosen =
-      search_.Find(j, std::move(candidates), [&](const std::vector<int32_t>& victims) {
-        return Simulate(j, victims, counters_.preemption_plans);
-      });
+  auto find = [&](std::vector<int32_t> among) {
+    return search_.Find(j, std::move(among), [&](const std::vector<int32_t>& victims) {
+      return Simulate(j, victims, counters_.preemption_plans);
+    });
+  };
+  std::vector<int32_t> chosen = find(candidates);
+  // A plan that takes victims of other queues counts those of j's own queue off j's side for
+  // the cross-queue rules. One that would start again elsewhere once the plan is carried out
+  // does not free anything for good: the plan is searched again without counting it, until the
+  // chosen plan counts only victims that stay off (each round marks one more, so it ends).
+  while (!chosen.empty()) {
+    const std::vector<int32_t> restarting = OwnVictimsThatRestart(j, chosen);
+    if (restarting.empty()) break;
+    for (int32_t v : restarting) rules_.NoteRestarts(v);
+    std::vector<int32_t> among = candidates;
+    rules_.DropNeverAllowed(j, among);
+    chosen = find(std::move(among));
+  }
+  rules_.ClearRestarts();
   if (chosen.empty()) return std::nullopt;
   Plan plan;
   plan.preemptions = PreemptDecisions(j, chosen);
@@ -302,6 +317,32 @@ std::optional<std::vector<ReplicaPlacement>> PreemptionPlanner::Evict(
   }
   for (int32_t v : victims) rules_.NoteTaken(v);
   return placements;
+}
+
+std::vector<int32_t> PreemptionPlanner::OwnVictimsThatRestart(int32_t j,
+                                                              const std::vector<int32_t>& victims) {
+  std::vector<int32_t> out;
+  if (!policy_.preemption.reclaim_across_queues) return out;
+  const int32_t jq = index_.job(j).queue;
+  auto own = [&](int32_t v) { return index_.job(v).queue == jq; };
+  if (std::all_of(victims.begin(), victims.end(), own) ||
+      std::none_of(victims.begin(), victims.end(), own)) {
+    return out;
+  }
+  const Placer::LimitsFound found = placer_.limits_found();
+  const WorkingState::Mark mark = state_.Checkpoint();
+  for (int32_t v : victims) state_.ReleaseRunningJob(v);
+  if (placer_.TryStart(j)) {
+    for (int32_t v : victims) {
+      if (!own(v) || rules_.restarts(v)) continue;
+      const WorkingState::Mark before = state_.Checkpoint();
+      if (placer_.TryStart(v)) out.push_back(v);
+      state_.Rollback(before);
+    }
+  }
+  state_.Rollback(mark);
+  placer_.set_limits_found(found);
+  return out;
 }
 
 std::optional<std::vector<ReplicaPlacement>> PreemptionPlanner::Simulate(

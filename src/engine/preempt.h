@@ -105,6 +105,11 @@ class PreemptionPlanner {
   std::optional<std::vector<ReplicaPlacement>> Simulate(int32_t j,
                                                         const std::vector<int32_t>& victims,
                                                         int64_t& plans);
+  // Of `victims`, a plan for job j with victims of j's queue and of other queues (empty for any
+  // other plan, or without reclaim_across_queues): those of j's queue, not yet marked
+  // (VictimRules::NoteRestarts), that would place again with all the victims gone and j placed.
+  // The working state and the placer are left as they were.
+  std::vector<int32_t> OwnVictimsThatRestart(int32_t j, const std::vector<int32_t>& victims);
   bool BudgetLeft() const { return PlanBudgetLeft(policy_, counters_); }
 
   const SnapshotIndex& index_;

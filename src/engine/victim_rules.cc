@@ -256,7 +256,7 @@ void VictimRules::DropNeverAllowed(int32_t j, std::vector<int32_t>& candidates) 
   const int32_t any = index_.any_model_slot();
   int64_t own_freed = 0;
   for (int32_t v : candidates) {
-    if (index_.job(v).queue == jq) own_freed += Milli(v);
+    if (index_.job(v).queue == jq && !restarts(v)) own_freed += Milli(v);
   }
   constexpr int64_t kUnknown = std::numeric_limits<int64_t>::min();
   std::vector<int64_t> cap(index_.queue_count(), kUnknown);
@@ -278,7 +278,7 @@ bool VictimRules::TallyAdd(int32_t j, int32_t v, RuleTally& tally) const {
   const int32_t vq = index_.job(v).queue;
   const int64_t milli = Milli(v);
   if (vq == jq) {
-    tally.own_freed += milli;
+    if (!restarts(v)) tally.own_freed += milli;
     return true;
   }
   const auto [side, mine] = Sides(vq, jq);
@@ -303,7 +303,7 @@ void VictimRules::TallyRemove(int32_t j, int32_t v, RuleTally& tally) const {
   const int32_t vq = index_.job(v).queue;
   const int64_t milli = Milli(v);
   if (vq == jq) {
-    tally.own_freed -= milli;
+    if (!restarts(v)) tally.own_freed -= milli;
     return;
   }
   const int32_t side = Sides(vq, jq).first;

@@ -103,6 +103,16 @@ class VictimRules {
   // Has running job v been evicted or shrunk in this cycle (it is no victim again)?
   bool taken(int32_t v) const { return taken_[v] != 0; }
   void NoteTaken(int32_t v) { taken_[v] = 1; }
+  // The cross-queue rules take a victim of the job's own queue off the job's side (it frees its
+  // GPUs for good). One that would start again elsewhere at once, once the plan is carried out
+  // (the second placement pass would restart it), does not: PreemptionPlanner marks such victims
+  // for the job it plans for, and clears the marks when done.
+  void NoteRestarts(int32_t v) {
+    if (restarts_.empty()) restarts_.assign(taken_.size(), 0);
+    restarts_[v] = 1;
+  }
+  void ClearRestarts() { restarts_.clear(); }
+  bool restarts(int32_t v) const { return !restarts_.empty() && restarts_[v] != 0; }
   // The priority pending job j preempts with: its own, or above every job's when it has waited
   // past the policy's starvation bound (and starving_outrank is on).
   int64_t PreemptorPriority(int32_t j) const;
@@ -241,6 +251,7 @@ class VictimRules {
   const Policy& policy_;
   std::vector<int32_t> queue_depth_;
   std::vector<uint8_t> taken_;
+  std::vector<uint8_t> restarts_;  // NoteRestarts(); empty: none
   // Caches, filled on first use (-1: not yet).
   mutable std::vector<int64_t> cost_;
   mutable std::vector<int64_t> milli_;

@@ -593,6 +593,52 @@ TEST(ReclaimTest, NoPreemptionThatCouldBeUndone) {
   }
 }
 
+// Queue a runs x1-x3 on GPUs 0-2 of the 4-GPU node n1, queue b runs low (priority 0) on GPU 3;
+// b's want (priority 5, 2 GPUs) waits. a is above its entitlement, b below. With `spare_node`,
+// an empty 1-GPU node n2 joins the pool.
+Snapshot OwnVictimAndReclaim(bool spare_node) {
+  SnapshotBuilder b;
+  b.Now(1000).Model("A100").Node(MakeNode("n1", "A100", 4));
+  if (spare_node) b.Node(MakeNode("n2", "A100", 1));
+  b.Queue("a").Queue("b");
+  b.Job(Running("x1", "n1", {0}, 900, "a"));
+  b.Job(Running("x2", "n1", {1}, 900, "a"));
+  b.Job(Running("x3", "n1", {2}, 900, "a"));
+  b.Job(Running("low", "n1", {3}, 900, "b"));
+  Job want = PendingIn("want", "b", 2000);
+  want.priority = 5;
+  b.Job(want);
+  return b.Build();
+}
+
+// The no-loop rule counts a victim of the job's own queue off the job's side only if it stays
+// off: one that would start again at once elsewhere frees nothing for good (docs/engine.md,
+// stage 6, "Across queues").
+TEST(ReclaimTest, AnOwnVictimCountsOnlyIfItStaysOff) {
+  {
+    // Entitlements 2000 each. want takes low's GPU and one of a's: b then holds 2000 (0 over),
+    // a 2000 (0 over); low has nowhere to go.
+    const Snapshot snapshot = OwnVictimAndReclaim(false);
+    absl::StatusOr<Decisions> d = Schedule(snapshot, ReclaimingPolicy());
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_NE(FindStart(*d, "want"), nullptr) << ::gpupool::testing::DecisionsToText(*d);
+    ASSERT_EQ(d->preemptions.size(), 2u);
+    EXPECT_EQ(d->preemptions[0].job, "low");
+    EXPECT_EQ(d->preemptions[1].job, "x1");
+    EXPECT_EQ(FindStart(*d, "low"), nullptr);
+  }
+  {
+    // Entitlements 2500 each. Evicted, low would start again on n2, and b would hold 3000 (500
+    // over) against a's 2000 (500 under): the no-loop rule refuses, and want waits.
+    const Snapshot snapshot = OwnVictimAndReclaim(true);
+    absl::StatusOr<Decisions> d = Schedule(snapshot, ReclaimingPolicy());
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_TRUE(d->preemptions.empty()) << ::gpupool::testing::DecisionsToText(*d);
+    EXPECT_TRUE(d->starts.empty());
+    EXPECT_NE(FindPending(*d, "want"), nullptr);
+  }
+}
+
 // --- Oracle: every victim subset, on 2 to 4 nodes with up to 8 running jobs. ---
 
 uint64_t Next(uint64_t& state) {
