@@ -1,6 +1,7 @@
 #include "reserve.h"
 
 #include <algorithm>
+#include <string>
 
 #include "internal/shortest_prefix.h"
 
@@ -14,6 +15,7 @@ Reserver::Reserver(const SnapshotIndex& index, WorkingState& state, Placer& plac
       policy_(policy),
       jobs_on_node_(index.node_count()),
       started_now_(index.job_count(), 0),
+      placed_(index.job_count()),
       held_(index.node_count(), 0),
       held_gpu_milli_(index.gpu_count(), 0) {
   for (int32_t j = 0; j < index.job_count(); ++j) {
@@ -26,6 +28,7 @@ Reserver::Reserver(const SnapshotIndex& index, WorkingState& state, Placer& plac
 
 void Reserver::NoteStart(int32_t j, const std::vector<ReplicaPlacement>& placements) {
   started_now_[j] = 1;
+  placed_[j] = placements;
   for (const ReplicaPlacement& p : placements) {
     const int32_t n = index_.FindNode(p.node);
     if (n == kNone) continue;
@@ -135,6 +138,12 @@ void Reserver::HoldRest(Held& held, int32_t j, int32_t n) {
   if (TakeSlice(j, slice)) held.slices.push_back(slice);
 }
 
+bool Reserver::PlacedOn(int32_t v, int32_t n) const {
+  const std::string& node = index_.node(n).id;
+  return std::any_of(placed_[v].begin(), placed_[v].end(),
+                     [&](const ReplicaPlacement& p) { return p.node == node; });
+}
+
 int64_t Reserver::NodeEnd(int32_t n, const Drain& drain) const {
   int64_t end = index_.snapshot().now;
   for (int32_t v : jobs_on_node_[n]) {
@@ -164,17 +173,27 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
     return a.node < b.node;
   });
 
-  // Empties the first k ranked nodes (their running gangs go, wherever they run), tries the job,
-  // and rolls back.
+  // Empties the first k ranked nodes (their running gangs go, wherever they run; without a
+  // drain, so do the gangs this cycle started there), tries the job, and rolls back.
+  std::vector<uint8_t> let_go(drain.drains ? 0 : index_.job_count(), 0);
   auto try_with = [&](size_t k) {
     const WorkingState::Mark mark = state_.Checkpoint();
+    std::vector<int32_t> freed;
     for (size_t i = 0; i < k; ++i) {
-      for (int32_t v : jobs_on_node_[ranks[i].node]) {
-        if (!started_now_[v]) state_.ReleaseRunningJob(v);
+      const int32_t n = ranks[i].node;
+      for (int32_t v : jobs_on_node_[n]) {
+        if (!started_now_[v]) {
+          state_.ReleaseRunningJob(v);
+        } else if (!drain.drains && !let_go[v] && PlacedOn(v, n)) {
+          let_go[v] = 1;
+          freed.push_back(v);
+          state_.DeallocatePlacements(v, placed_[v]);
+        }
       }
     }
     auto placements = placer_.TryStart(j);
     state_.Rollback(mark);
+    for (int32_t v : freed) let_go[v] = 0;
     return placements;
   };
   auto placements = try_with(ranks.size());

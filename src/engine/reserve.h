@@ -12,7 +12,9 @@
 // runtime_estimate_s minus its attained service, from now; a job without an estimate never ends
 // for this purpose), then by how much of them is busy, then topology order. The reservation is
 // the placement the job gets (by the placement policy) when the shortest prefix of that ranking
-// is emptied, found by binary search over the prefix length. Ranking by expected end keeps the
+// is emptied, found by binary search over the prefix length. Emptying releases the running work
+// and, for a reservation that drains nothing, this cycle's starts on those nodes too, as the
+// next cycle, where they run, does (Drain::drains). Ranking by expected end keeps the
 // choice stable from cycle to cycle: held nodes take no new work, so they only get closer to
 // empty, while other nodes may take new work.
 //
@@ -68,9 +70,14 @@ class Reserver {
   // counts as ending then if that is sooner than its estimate, for the ranking and the expected
   // start. `take(v)`: asked about each running job on the GPUs the reservation's placement uses
   // (once per job, in id order), whether it goes now (it then counts the job as taken).
+  // `drains`: whether the reservation drains at all. One that does not also empties a node of
+  // the starts made earlier in the cycle, as the next cycle, where they run, does (a drain does
+  // not: a start of this cycle is no victim, and it would drain jobs for a reservation that the
+  // next pass, seeing that start running, may make elsewhere).
   struct Drain {
     absl::FunctionRef<int64_t(int32_t)> from;
     absl::FunctionRef<bool(int32_t)> take;
+    bool drains = false;
   };
   // For pending job j, which has just failed to start: holds capacity for it where it can start
   // soonest and returns the reservation; nullopt when it could not start even on an empty pool.
@@ -132,6 +139,10 @@ class Reserver {
   // Jobs with work on each node: running ones from the snapshot and this cycle's starts.
   std::vector<std::vector<int32_t>> jobs_on_node_;
   std::vector<uint8_t> started_now_;
+  // Where this cycle started each job (NoteStart()).
+  std::vector<std::vector<ReplicaPlacement>> placed_;
+  // Does job v, started in this cycle, have work on node n from that start?
+  bool PlacedOn(int32_t v, int32_t n) const;
   std::vector<uint8_t> held_;
   std::vector<int64_t> held_gpu_milli_;
   // With backfill on: what each reservation of the cycle holds, in the order they were made.

@@ -316,7 +316,7 @@ class Cycle {
       if (consolidator_) consolidator_->NoteTaken(v);
       return true;
     };
-    auto reservation = reserver_.Reserve(j, internal::Reserver::Drain{from, take});
+    auto reservation = reserver_.Reserve(j, internal::Reserver::Drain{from, take, drains});
     if (!reservation) return;
     decisions_.reservations.push_back(std::move(reservation->decision));
     reserve_jobs_.push_back(j);

@@ -682,9 +682,9 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   // Without evictions, moves or backfill, a pass already leaves nothing for the next one (the
   // property tests check it); with backfill, a reservation made mid-pass may move once the
   // pass's starts run, and so may any other reservation (a starving job's): the pass placed
-  // those starts after the reservation's job was tried, and a reservation does not empty a
-  // node of them, while the next cycle, where they run, does. For the same reason a starving
-  // job the pass left pending without a reservation may get one in the next cycle. With
+  // those starts after the reservation's job was tried, and a reservation that drains does not
+  // empty a node of them, while the next cycle, where they run, does. For the same reason a
+  // starving job the pass left pending without a reservation may get one in the next cycle. With
   // drain_blocked_jobs, the first blocked jobs, in an order the pass's starts change (fair-share
   // turns), may then be others, whose drains free room, even when none of the first pass's could
   // have a reservation.

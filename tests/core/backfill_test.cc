@@ -199,10 +199,10 @@ void ExpectOnlyReservation(const Decisions& d, const std::string& job,
   EXPECT_EQ(d.reservations[0].expected_start, start);
 }
 
-// docs/engine.md stage 7, "Where and when": emptying a node for a reservation releases the work
-// that runs in the snapshot, not a start made earlier in the same pass. One 8-GPU node, GPU 1
-// busy with r1; pending in order: a (1 GPU, no estimate), big (8 GPUs), c (1 GPU, no estimate),
-// d (4 GPUs, 1,000 s).
+// docs/engine.md stage 7, "Where and when": emptying a node for a reservation that drains nothing
+// also releases the starts made earlier in the cycle, as the next cycle, where they run, does.
+// One 8-GPU node, GPU 1 busy with r1; pending in order: a (1 GPU, no estimate), big (8 GPUs),
+// c (1 GPU, no estimate), d (4 GPUs, 1,000 s).
 Snapshot StartBeforeTheHead(bool a_already_runs) {
   SnapshotBuilder b;
   b.Now(kNow).Model("a100").Node(MakeNode("n1", "a100", 8)).Queue("q");
@@ -220,22 +220,18 @@ Snapshot StartBeforeTheHead(bool a_already_runs) {
   return b.Build();
 }
 
-TEST(BackfillTest, AStartOfThePassBeforeTheHeadKeepsItsNodeOpen) {
-  // a starts on n1; big then fits only once a is gone, which this pass does not count on: no
-  // reservation in the first pass, so c and d start there too. The second pass (the cycle
-  // settles: backfill is on) sees them running and reserves n1 for big, at -1 (work without an
-  // estimate), holding what is left.
-  absl::StatusOr<Decisions> d = Schedule(StartBeforeTheHead(false), BackfillPolicy());
-  ASSERT_TRUE(d.ok()) << d.status();
-  EXPECT_EQ(testing::StartedJobs(*d), (std::vector<std::string>{"a", "c", "d"}));
-  for (const StartDecision& s : d->starts) EXPECT_FALSE(s.backfilled);
-  ExpectOnlyReservation(*d, "big", {"n1"}, -1);
-  // With a already running, big holds n1 (at -1: a has no estimate) and c and d wait.
-  d = Schedule(StartBeforeTheHead(true), BackfillPolicy());
-  ASSERT_TRUE(d.ok()) << d.status();
-  EXPECT_TRUE(d->starts.empty());
-  ExpectOnlyReservation(*d, "big", {"n1"}, -1);
-  EXPECT_EQ(testing::PendingJobs(*d), (std::vector<std::string>{"big", "c", "d"}));
+TEST(BackfillTest, AStartOfThePassBeforeTheHeadDoesNotKeepItsNodeOpen) {
+  // a starts on n1; big fits there once a and r1 are gone: it holds n1 (at -1: a has no
+  // estimate), and c and d wait, as they do when a already runs.
+  for (bool a_already_runs : {false, true}) {
+    SCOPED_TRACE(a_already_runs);
+    absl::StatusOr<Decisions> d = Schedule(StartBeforeTheHead(a_already_runs), BackfillPolicy());
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(testing::StartedJobs(*d),
+              a_already_runs ? std::vector<std::string>{} : std::vector<std::string>{"a"});
+    ExpectOnlyReservation(*d, "big", {"n1"}, -1);
+    EXPECT_EQ(testing::PendingJobs(*d), (std::vector<std::string>{"big", "c", "d"}));
+  }
 }
 
 Snapshot AfterOverrun() {
@@ -843,12 +839,12 @@ TEST(BackfillPropertyTest, InvariantsOnRandomSnapshots) {
 }
 
 // Seeds on which a backfilled start outlasts a reservation of one of its nodes (found with
-// 20,000 seeds): it was admitted in an earlier settling pass, against a reservation that then
-// moved onto its node. The reservation's job still fits there at its expected start (3169: j17
-// on n06, ending at 1,327,934, and j23 reserved on n03, n06, n07 from 1,327,574, the moment j05,
-// a resumed job past its estimate, counts as ending).
+// 20,000 seeds; 3169 and 14755 were too until a reservation that drains nothing emptied a node of
+// the cycle's earlier starts): it was admitted in an earlier settling pass, against a reservation
+// that then moved onto its node. The reservation's job still fits there at its expected start.
 TEST(BackfillPropertyTest, ABackfilledStartOutlastingAReservationOfItsNodeLeavesItsJobRoom) {
-  for (uint64_t seed : {3059, 3169, 14755}) {
+  for (const auto& [seed, outlasting] :
+       std::vector<std::pair<uint64_t, int64_t>>{{238, 2}, {3059, 1}}) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed);
     const RandomCase c = RandomBackfillCase(seed);
     ASSERT_TRUE(ValidateSnapshot(c.snapshot).ok());
@@ -856,7 +852,7 @@ TEST(BackfillPropertyTest, ABackfilledStartOutlastingAReservationOfItsNodeLeaves
     ASSERT_TRUE(d.ok()) << d.status();
     int64_t backfilled = 0, beside = 0;
     CheckBackfilledStarts(c, *d, backfilled, beside);
-    EXPECT_EQ(beside, 1);
+    EXPECT_EQ(beside, outlasting);
   }
 }
 
