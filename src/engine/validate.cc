@@ -105,7 +105,7 @@ class Validator {
     GPUPOOL_RETURN_IF_ERROR(CheckQueues());
     GPUPOOL_RETURN_IF_ERROR(CheckNodes());
     GPUPOOL_RETURN_IF_ERROR(internal::validation::CheckJobs(snapshot_.jobs, catalog_));
-    return internal::validation::CheckOverCommitment(catalog_);
+    return internal::validation::CheckOverCommitment(catalog_, snapshot_.jobs);
   }
 
  private:

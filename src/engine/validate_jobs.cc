@@ -423,21 +423,54 @@ class JobValidator {
   std::vector<int64_t> counts_scratch_;
 };
 
-// Checks that what running jobs use of one node fits it.
-absl::Status CheckNodeUsage(const NodeInfo& info) {
+// The running jobs with a replica on GPU `index` of node `node`, in id order, each with what it
+// takes of the GPU (`amount` of its group's request): "j3 500, j6 600" (error paths only: a scan
+// of every job).
+template <typename Amount>
+std::string JobsOnGpu(const std::vector<Job>& jobs, const std::string& node, int32_t index,
+                      Amount amount) {
+  std::vector<const Job*> sorted;
+  for (const Job& job : jobs) sorted.push_back(&job);
+  std::sort(sorted.begin(), sorted.end(), [](const Job* a, const Job* b) { return a->id < b->id; });
+  std::string out;
+  for (const Job* job : sorted) {
+    if (job->state != JobState::kRunning) continue;
+    for (const ReplicaPlacement& p : job->placements) {
+      if (p.node != node || std::find(p.gpus.begin(), p.gpus.end(), index) == p.gpus.end()) {
+        continue;
+      }
+      for (const TaskGroup& group : job->groups) {
+        if (group.name != p.group) continue;
+        if (!out.empty()) out += ", ";
+        out += fmt::format("{} {}", job->id, amount(group.request));
+      }
+    }
+  }
+  return out;
+}
+
+// Checks that what running jobs use of one node fits it; an over-committed GPU names the jobs on
+// it.
+absl::Status CheckNodeUsage(const NodeInfo& info, const std::vector<Job>& jobs) {
   const Node& node = *info.node;
   for (size_t g = 0; g < info.gpus.size(); ++g) {
+    const int32_t index = info.gpus[g]->index;
     if (info.used_milli[g] > kMilliPerGpu) {
       return Inconsistent(
           "nodes[{}].gpus[{}]: over-committed: running jobs use {} milli-GPUs "
-          "of {}",
-          node.id, info.gpus[g]->index, info.used_milli[g], kMilliPerGpu);
+          "of {} (jobs: {})",
+          node.id, index, info.used_milli[g], kMilliPerGpu,
+          JobsOnGpu(jobs, node.id, index,
+                    [](const ResourceRequest& r) { return r.MilliPerGpu(); }));
     }
     if (info.used_gpu_memory_mib[g] > info.gpu_memory_mib) {
       return Inconsistent(
           "nodes[{}].gpus[{}]: GPU memory over-committed: running jobs use {} "
-          "MiB of {}",
-          node.id, info.gpus[g]->index, info.used_gpu_memory_mib[g], info.gpu_memory_mib);
+          "MiB of {} (jobs: {})",
+          node.id, index, info.used_gpu_memory_mib[g], info.gpu_memory_mib,
+          JobsOnGpu(jobs, node.id, index, [&info](const ResourceRequest& r) {
+            return r.MilliPerGpu() < kMilliPerGpu ? r.gpu_memory_mib : info.gpu_memory_mib;
+          }));
     }
   }
   if (info.used_cpu_milli > node.cpu_milli) {
@@ -457,9 +490,11 @@ absl::Status CheckJobs(const std::vector<Job>& jobs, Catalog& catalog) {
   return JobValidator(catalog).CheckJobs(jobs);
 }
 
-absl::Status CheckOverCommitment(const Catalog& catalog) {
+absl::Status CheckOverCommitment(const Catalog& catalog, const std::vector<Job>& jobs) {
   SmallestIdError first;
-  for (const NodeInfo& info : catalog.nodes) first.Offer(info.node->id, CheckNodeUsage(info));
+  for (const NodeInfo& info : catalog.nodes) {
+    first.Offer(info.node->id, CheckNodeUsage(info, jobs));
+  }
   return first.status();
 }
 

@@ -17,8 +17,9 @@ namespace gpupool::internal::validation {
 absl::Status CheckJobs(const std::vector<Job>& jobs, Catalog& catalog);
 
 // Checks, node by node, that the usage CheckJobs() recorded fits each GPU and node; the error of
-// the smallest node id. Call only once CheckJobs() returned OK.
-absl::Status CheckOverCommitment(const Catalog& catalog);
+// the smallest node id, which for a GPU names the running jobs of `jobs` on it. Call only once
+// CheckJobs() returned OK.
+absl::Status CheckOverCommitment(const Catalog& catalog, const std::vector<Job>& jobs);
 
 }  // namespace gpupool::internal::validation
 

@@ -622,14 +622,18 @@ std::vector<BadCase> BadCases() {
              MakeRunningJob("j6", "team-a", GpuRequest(600), {Placement("n2", {0})}, 0));
        },
        kInconsistent,
-       "nodes[n2].gpus[0]: over-committed: running jobs use 1100 milli-GPUs of 1000"},
+       "nodes[n2].gpus[0]: over-committed: running jobs use 1100 milli-GPUs of 1000 (jobs: j3 500, "
+       "j6 "
+       "600)"},
       {"WholeGpuOverCommitted",
        [](Snapshot& s) {
          s.jobs.push_back(
              MakeRunningJob("j6", "team-a", GpuRequest(1000), {Placement("n1", {3})}, 0));
        },
        kInconsistent,
-       "nodes[n1].gpus[3]: over-committed: running jobs use 2000 milli-GPUs of 1000"},
+       "nodes[n1].gpus[3]: over-committed: running jobs use 2000 milli-GPUs of 1000 (jobs: j2 "
+       "1000, "
+       "j6 1000)"},
       {"RunningShareNeedsMoreGpuMemoryThanTheGpuHas",
        [](Snapshot& s) { JobById(s, "j3").groups[0].request.gpu_memory_mib = 90000; },
        kInconsistent,
@@ -643,7 +647,7 @@ std::vector<BadCase> BadCases() {
        },
        kInconsistent,
        "nodes[n2].gpus[0]: GPU memory over-committed: running jobs use 90000 MiB of "
-       "81920"},
+       "81920 (jobs: j3 20000, j6 70000)"},
       {"CpuOverCommitted",
        [](Snapshot& s) { JobById(s, "j2").groups[0].request.cpu_milli = 40000; }, kInconsistent,
        "nodes[n1].cpu_milli: over-committed: running jobs use 80000 of 64000"},
