@@ -175,17 +175,16 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
 
   // Empties the first k ranked nodes (their running gangs go, wherever they run; without a
   // drain, so do the gangs this cycle started there), tries the job, and rolls back.
-  std::vector<uint8_t> let_go(drain.drains ? 0 : index_.job_count(), 0);
   auto try_with = [&](size_t k) {
     const WorkingState::Mark mark = state_.Checkpoint();
-    std::vector<int32_t> freed;
+    std::vector<int32_t> freed;  // this cycle's starts let go, each once (a gang spans nodes)
     for (size_t i = 0; i < k; ++i) {
       const int32_t n = ranks[i].node;
       for (int32_t v : jobs_on_node_[n]) {
         if (!started_now_[v]) {
           state_.ReleaseRunningJob(v);
-        } else if (!drain.drains && !let_go[v] && PlacedOn(v, n)) {
-          let_go[v] = 1;
+        } else if (!drain.drains && PlacedOn(v, n) &&
+                   std::find(freed.begin(), freed.end(), v) == freed.end()) {
           freed.push_back(v);
           state_.DeallocatePlacements(v, placed_[v]);
         }
@@ -193,7 +192,6 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
     }
     auto placements = placer_.TryStart(j);
     state_.Rollback(mark);
-    for (int32_t v : freed) let_go[v] = 0;
     return placements;
   };
   auto placements = try_with(ranks.size());
