@@ -432,6 +432,9 @@ std::string_view ChainEnd(const History& history, const std::set<std::string_vie
     // The eviction that undid its start; a job started again where it ran, with none, was
     // evicted only before (its first eviction).
     if (auto undone = history.undone_for.find(id); undone != history.undone_for.end()) {
+      // Undone for no one (a headroom rule restored, an operations rule stopped it): the chain
+      // ends at this start.
+      if (undone->second.empty()) break;
       beneficiary = undone->second;
       continue;
     }
@@ -446,12 +449,12 @@ std::string_view ChainEnd(const History& history, const std::set<std::string_vie
 // with the settled pass's reservations; `snapshot`: the cycle's input). A victim whose
 // beneficiary a pass started and a later pass evicted again was, in the end, evicted for the job
 // that took the beneficiary's room: follow the chain to a job that starts. If the chain ends at a
-// start a later pass undid without evicting it for another (the victim, moved meanwhile, stays
-// moved), the room went to whichever job starts on a GPU the victim held: the first such in id
-// order. A job drained for a reservation keeps the eviction while it holds one (stage 7); a job
-// evicted for another's start does not, when that job only reserves in the end. An elastic
-// group shrunk for a job whose start a later pass undid was shrunk, in the end, for the job at
-// the end of the same chain, when that one starts.
+// start a later pass undid without evicting it for another (a restoring headroom rule took it
+// back, or the victim, moved meanwhile, stays moved), the room went to whichever job starts on a
+// GPU the victim held: the first such in id order. A job drained for a reservation keeps the
+// eviction while it holds one (stage 7); a job evicted for another's start does not, when that job
+// only reserves in the end. An elastic group shrunk for a job whose start a later pass undid was
+// shrunk, in the end, for the job at the end of the same chain, when that one starts.
 void NameBeneficiaries(const Snapshot& snapshot, const History& history, Decisions& out) {
   std::set<std::string_view> starts, reserved;
   for (const StartDecision& s : out.starts) starts.insert(s.job);
