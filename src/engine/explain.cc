@@ -45,43 +45,6 @@ std::string DescribeReservation(const ReserveDecision& reservation) {
                      when);
 }
 
-// What the decisions do to running job `job`: preempt it (and perhaps start it again elsewhere),
-// move it, or resize it; "" when it runs on as it is.
-std::string DescribeChange(const Decisions& decisions, std::string_view job) {
-  std::string out;
-  if (const PreemptDecision* preempt = FindByJob(decisions.preemptions, job)) {
-    out += preempt->for_job.empty()
-               ? fmt::format("preempted now: {}\n", preempt->reason)
-               : fmt::format("preempted now for job {}: {}\n", preempt->for_job, preempt->reason);
-    out += fmt::format(
-        "  loses {} milli-GPU-seconds (work since its last checkpoint, and its "
-        "restore)\n",
-        preempt->lost_milli_gpu_seconds);
-    if (const StartDecision* again = FindByJob(decisions.starts, job)) {
-      out += "starts again now:\n" + DescribePlacements(again->placements);
-    } else if (const ReserveDecision* reservation = FindByJob(decisions.reservations, job)) {
-      // A later settling pass reserved for it (docs/engine.md, "Settling").
-      out += DescribeReservation(*reservation);
-    }
-  }
-  if (const MigrateDecision* move = FindByJob(decisions.migrations, job)) {
-    out += fmt::format("moves now for job {} (consolidation; loses {} milli-GPU-seconds), to:\n",
-                       move->for_job, move->lost_milli_gpu_seconds);
-    out += DescribePlacements(move->to);
-  }
-  for (const ResizeDecision& resize : decisions.resizes) {
-    if (resize.job != job) continue;
-    out += fmt::format("resized now: group {} from {} to {} replicas", resize.group,
-                       resize.from_replicas, resize.to_replicas);
-    if (!resize.for_job.empty()) {
-      out += fmt::format(" for job {} (loses {} milli-GPU-seconds)", resize.for_job,
-                         resize.lost_milli_gpu_seconds);
-    }
-    out += '\n';
-  }
-  return out;
-}
-
 // What the decisions stop or move to make room for job `job`: a line for the jobs preempted for
 // it and one for the jobs consolidation moves for it, each with the work they lose; "" if none.
 // `lead` says what the room is for: "in room made by" for a start, "for it," for a job that
@@ -108,6 +71,66 @@ std::string DescribeRoomMade(const Decisions& decisions, std::string_view job,
   if (!moved.empty()) {
     out += fmt::format("  {} moving {} (consolidation; losing {} milli-GPU-seconds)\n", lead, moved,
                        moved_lost);
+  }
+  return out;
+}
+
+// Why job `pending.job` waits: its reason, detail, what blocks it, and its reservation with the
+// room made for it.
+std::string DescribePending(const Decisions& decisions, const PendingDecision& pending) {
+  std::string out =
+      fmt::format("pending: {}\n  {}\n", PendingReasonName(pending.reason), pending.detail);
+  if (!pending.queue.empty()) {
+    out += fmt::format("  blocking queue: {} (GPU model {}), over by {} milli-GPUs\n",
+                       pending.queue, pending.gpu_model, pending.shortfall_milli);
+  } else if (pending.shortfall_milli > 0) {
+    out += fmt::format("  missing: {} milli-GPUs\n", pending.shortfall_milli);
+  }
+  if (!pending.counterfactual.empty()) out += fmt::format("  {}\n", pending.counterfactual);
+  if (const ReserveDecision* reservation = FindByJob(decisions.reservations, pending.job)) {
+    out += DescribeReservation(*reservation);
+    out += DescribeRoomMade(decisions, pending.job, "for it,");
+  }
+  return out;
+}
+
+// What the decisions do to running job `job`: preempt it (and perhaps start it again elsewhere),
+// move it, or resize it; "" when it runs on as it is.
+std::string DescribeChange(const Decisions& decisions, std::string_view job) {
+  std::string out;
+  if (const PreemptDecision* preempt = FindByJob(decisions.preemptions, job)) {
+    out += preempt->for_job.empty()
+               ? fmt::format("preempted now: {}\n", preempt->reason)
+               : fmt::format("preempted now for job {}: {}\n", preempt->for_job, preempt->reason);
+    out += fmt::format(
+        "  loses {} milli-GPU-seconds (work since its last checkpoint, and its "
+        "restore)\n",
+        preempt->lost_milli_gpu_seconds);
+    if (const StartDecision* again = FindByJob(decisions.starts, job)) {
+      out += "starts again now:\n" + DescribePlacements(again->placements);
+    } else if (const PendingDecision* pending = FindByJob(decisions.pending, job)) {
+      // Stopped by a rule, it is pending again within the cycle (docs/decisions-format.md,
+      // "Complete").
+      out += "then " + DescribePending(decisions, *pending);
+    } else if (const ReserveDecision* reservation = FindByJob(decisions.reservations, job)) {
+      // A later settling pass reserved for it (docs/engine.md, "Settling").
+      out += DescribeReservation(*reservation);
+    }
+  }
+  if (const MigrateDecision* move = FindByJob(decisions.migrations, job)) {
+    out += fmt::format("moves now for job {} (consolidation; loses {} milli-GPU-seconds), to:\n",
+                       move->for_job, move->lost_milli_gpu_seconds);
+    out += DescribePlacements(move->to);
+  }
+  for (const ResizeDecision& resize : decisions.resizes) {
+    if (resize.job != job) continue;
+    out += fmt::format("resized now: group {} from {} to {} replicas", resize.group,
+                       resize.from_replicas, resize.to_replicas);
+    if (!resize.for_job.empty()) {
+      out += fmt::format(" for job {} (loses {} milli-GPU-seconds)", resize.for_job,
+                         resize.lost_milli_gpu_seconds);
+    }
+    out += '\n';
   }
   return out;
 }
@@ -146,19 +169,7 @@ absl::StatusOr<std::string> ExplainJob(const Snapshot& snapshot, const Decisions
     return out;
   }
   if (const PendingDecision* pending = FindByJob(decisions.pending, job_id)) {
-    out += fmt::format("pending: {}\n  {}\n", PendingReasonName(pending->reason), pending->detail);
-    if (!pending->queue.empty()) {
-      out += fmt::format("  blocking queue: {} (GPU model {}), over by {} milli-GPUs\n",
-                         pending->queue, pending->gpu_model, pending->shortfall_milli);
-    } else if (pending->shortfall_milli > 0) {
-      out += fmt::format("  missing: {} milli-GPUs\n", pending->shortfall_milli);
-    }
-    if (!pending->counterfactual.empty()) out += fmt::format("  {}\n", pending->counterfactual);
-    if (const ReserveDecision* reservation = FindByJob(decisions.reservations, job_id)) {
-      out += DescribeReservation(*reservation);
-      out += DescribeRoomMade(decisions, job_id, "for it,");
-    }
-    return out;
+    return out + DescribePending(decisions, *pending);
   }
   out += "pending: no decision for this job in this cycle\n";
   return out;

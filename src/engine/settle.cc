@@ -23,8 +23,9 @@
 //     both at the same place, it is left alone, whatever the passes did in between (also when
 //     only the first pass changed anything: a drained job re-placed on its own GPUs);
 //   - pending reasons and reservations are those of the settled pass (the state the host will be
-//     in): pending reasons for the jobs that were pending in the snapshot, reservations also for
-//     the jobs the cycle evicts; queue shares, node actions and the
+//     in): pending reasons for the jobs that were pending in the snapshot and for the jobs a
+//     rule stops (a Preempt without for_job), reservations also for the jobs the cycle evicts;
+//     queue shares, node actions and the
 //     fingerprint are the first pass's (the snapshot's); headroom reports say what the settled
 //     pass finds free, and whom any pass evicted for the rule; counters add up the passes' work,
 //     and count the decisions that remain.
@@ -77,7 +78,8 @@ void AddWork(Counters& total, const Counters& pass) {
 }
 
 // The last pass's pending reasons (`pending`), for the jobs pending in `snapshot` that do not
-// start (a job the cycle evicts gets its Preempt, not a pending reason), and its reservations
+// start and the jobs a rule stops (a job the cycle evicts for another gets its Preempt, not a
+// pending reason), and its reservations
 // (`reservations`), for every job that waits once the cycle is carried out: those, and the jobs
 // the cycle evicts and does not start again.
 void TakeWaitingFrom(std::vector<PendingDecision> pending,
@@ -87,6 +89,11 @@ void TakeWaitingFrom(std::vector<PendingDecision> pending,
   absl::flat_hash_set<std::string_view> waiting;
   for (const Job& job : snapshot.jobs) {
     if (job.state == JobState::kPending) waiting.insert(job.id);
+  }
+  // A job a rule stops (a Preempt without for_job: health, maintenance, a spot reclaim, headroom)
+  // is pending again within the cycle, and is explained as any pending job is.
+  for (const PreemptDecision& p : out.preemptions) {
+    if (p.for_job.empty()) waiting.insert(p.job);
   }
   for (const StartDecision& s : out.starts) waiting.erase(s.job);
   out.pending.clear();

@@ -1,7 +1,7 @@
 // ExplainJob() (src/engine/explain.cc): the words `gpupool explain` prints, exactly, on the
 // worked examples of docs/engine.md (examples/scenarios): a backfilled start, a reservation, an
 // overrun backfilled job evicted for it, a consolidation move, a victim started again elsewhere,
-// and a running job the cycle leaves alone.
+// a job a rule stops that stays pending, and a running job the cycle leaves alone.
 #include "gpupool/explain.h"
 
 #include <string>
@@ -38,6 +38,22 @@ TEST(ExplainTest, ABackfilledStartSaysSo) {
             "job long (queue lab, priority 0, submitted at 140)\n"
             "starts now (1 replica):\n"
             "  main[0] on node n2, GPU 3\n");
+}
+
+// A job a rule stops is pending again within the cycle: after its Preempt, its pending reason
+// (the headroom rule also keeps it from the GPUs it gave back; found by an outside test, which saw
+// only "preempted now").
+TEST(ExplainTest, AJobStoppedByARuleIsPendingAgain) {
+  EXPECT_EQ(Explain("headroom_restore", "train-b"),
+            "job train-b (queue research, priority 0, submitted at 7900)\n"
+            "running since 8000:\n"
+            "  main[0] on node n2, GPUs 0,1\n"
+            "preempted now: headroom: urgent work left 0 free of the 2 H100-80GB GPUs kept free "
+            "for priority >= 100; evicting jobs below priority 100 restores them\n"
+            "  loses 440000 milli-GPU-seconds (work since its last checkpoint, and its restore)\n"
+            "then pending: headroom\n"
+            "  2 H100-80GB GPUs are kept free for priority >= 100; 2 free now, and starting this "
+            "job (priority 0) would leave 0\n");
 }
 
 TEST(ExplainTest, APendingJobNamesItsReservation) {

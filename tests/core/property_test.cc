@@ -1,7 +1,8 @@
 // Seeded property test of the invariants of EVALUATION.md E4, over 1,000 random snapshots from
 // GenerateRandomSnapshot(seed), each scheduled with one of the built-in strategies:
 //   - Schedule() succeeds, and twice gives the same decisions;
-//   - every pending job of the input gets exactly one outcome, and no other job gets any;
+//   - every pending job of the input gets exactly one outcome, and so does every running job a
+//     rule stops (a Preempt without for_job); no other job gets any but a restart elsewhere;
 //   - Start placements are well formed (known group, replica indices 0..n-1, GpuCount() GPUs of
 //     the node, gpu_milli = MilliPerGpu()), and each started group runs between min_replicas and
 //     replicas (gangs all or nothing);
@@ -307,13 +308,19 @@ void CheckSnapshot(uint64_t seed, const Snapshot& snapshot, std::vector<std::str
         fail(fmt::format("pending job {} has {} outcomes", job.id, count));
       }
       // A running job gets no decision, except a victim that the cycle evicts and then
-      // restarts elsewhere (stage 6b): one start.
-      const bool evicted =
-          std::any_of(d.preemptions.begin(), d.preemptions.end(),
-                      [&job](const PreemptDecision& p) { return p.job == job.id; });
+      // restarts elsewhere (stage 6b): one start; and a job a rule stops (a Preempt without
+      // for_job) is pending again, so it gets exactly one outcome (docs/decisions-format.md,
+      // "Complete").
+      auto preempt = std::find_if(d.preemptions.begin(), d.preemptions.end(),
+                                  [&job](const PreemptDecision& p) { return p.job == job.id; });
+      const bool evicted = preempt != d.preemptions.end();
+      const bool stopped = evicted && preempt->for_job.empty();
       const bool pended = std::any_of(d.pending.begin(), d.pending.end(),
                                       [&job](const PendingDecision& p) { return p.job == job.id; });
-      if (job.state == JobState::kRunning && (pended || count > (evicted ? 1 : 0))) {
+      if (job.state == JobState::kRunning && stopped && count != 1) {
+        fail(fmt::format("running job {} stopped by a rule has {} outcomes", job.id, count));
+      }
+      if (job.state == JobState::kRunning && !stopped && (pended || count > (evicted ? 1 : 0))) {
         fail(fmt::format("running job {} got a start or pending decision", job.id));
       }
       outcomes.erase(job.id);
@@ -1165,6 +1172,15 @@ TEST(PropertyTest, OperationsInvariantsOnRandomSnapshots) {
       }
       for (const PendingDecision& p : d.pending) {
         headroom_pending += p.reason == PendingReason::kHeadroom ? 1 : 0;
+      }
+      // A job a rule stops is pending again: it gets exactly one Start or PendingDecision.
+      for (const PreemptDecision& p : d.preemptions) {
+        if (!p.for_job.empty()) continue;
+        const auto count = std::count_if(d.starts.begin(), d.starts.end(),
+                                         [&p](const StartDecision& s) { return s.job == p.job; }) +
+                           std::count_if(d.pending.begin(), d.pending.end(),
+                                         [&p](const PendingDecision& q) { return q.job == p.job; });
+        if (count != 1) fail(fmt::format("{}, stopped by a rule, has {} outcomes", p.job, count));
       }
       // Headroom: GPUs held at the end of the cycle (what stays, and what starts).
       std::set<std::pair<std::string, int32_t>> occupied;
