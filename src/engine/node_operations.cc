@@ -271,8 +271,10 @@ std::vector<NodeActionDecision> PlanDiagnostics(const SnapshotIndex& index,
     int64_t empty_at = now;
     bool soon = true;
     for (int32_t j : jobs_on[n]) {
+      // A job that has run its estimate and still runs ends at a time nobody knows: its node is
+      // not idle soon, however small the window (0: idle nodes only).
       const std::optional<int64_t> remaining = RemainingEstimate(*index.job(j).job);
-      if (!remaining || *remaining > health.diagnostic_idle_window_s) {
+      if (!remaining || *remaining == 0 || *remaining > health.diagnostic_idle_window_s) {
         soon = false;
         break;
       }

@@ -247,6 +247,26 @@ TEST(HealthTest, DiagnosticsGoToIdleAndSoonIdleNodesOnly) {
   EXPECT_THAT(Actions(ScheduleOk(snapshot, capped)), ::testing::ElementsAre("n4 diagnose"));
 }
 
+// A job past its runtime estimate that still runs ends at an unknown time: its node is not idle,
+// with the idle window at 0 (idle nodes only) or at 600 s (an outside test saw such a node
+// diagnosed "and it is idle").
+TEST(HealthTest, ANodeWithAJobPastItsEstimateIsNotIdle) {
+  Job overrun = MakeRunningJob("overrun", "q", GpuRequest(1000), {Placement("n1", {0})}, 0);
+  overrun.runtime_estimate_s = 1'000;
+  overrun.attained_service_s = 1'500;
+  const Snapshot snapshot = SnapshotBuilder()
+                                .Now(100'000)
+                                .Model("A100")
+                                .Node(MakeNode("n1", "A100", 1))
+                                .Queue("q")
+                                .Job(overrun)
+                                .Build();
+  EXPECT_TRUE(ScheduleOk(snapshot, DiagnosticPolicy()).node_actions.empty());
+  Policy idle_only = DiagnosticPolicy();
+  idle_only.health.diagnostic_idle_window_s = 0;
+  EXPECT_TRUE(ScheduleOk(snapshot, idle_only).node_actions.empty());
+}
+
 TEST(HealthTest, ANodeThatTakesWorkThisCycleIsNotDiagnosed) {
   const Snapshot snapshot = SnapshotBuilder()
                                 .Now(100'000)
