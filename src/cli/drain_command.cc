@@ -1,9 +1,11 @@
 // gpupool drain SNAPSHOT --nodes ID[,ID...] --deadline T [--policy FILE] [--json]: the drain plan
 // of a set of nodes (gpupool/drain_plan.h, docs/cli.md).
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "cli/commands.h"
@@ -67,13 +69,26 @@ int RunDrain(const DrainArgs& args) {
   }
   absl::StatusOr<DrainPlan> plan = PlanDrain(*snapshot, nodes, args.deadline, *policy);
   if (!plan.ok()) {
-    PrintError(plan.status());
+    // Nodes and the deadline are checked against the snapshot: the error names its file.
+    PrintError(args.snapshot_path + ": " + std::string(plan.status().message()));
     return kExitInvalidInput;
   }
   const std::string text = args.json ? io::DrainPlanToJson(*plan) : Table(*plan);
   std::fputs(text.c_str(), stdout);
   return kExitOk;
 }
+
+// A whole number of seconds that fits in 64 bits (CLI11 would saturate a larger one).
+const CLI::Validator kWholeSeconds(
+    [](std::string& text) {
+      int64_t value = 0;
+      const char* end = text.data() + text.size();
+      const auto [at, error] = std::from_chars(text.data(), end, value);
+      return error == std::errc() && at == end
+                 ? std::string()
+                 : fmt::format("expected whole seconds that fit in 64 bits, got {}", text);
+    },
+    "INT64");
 
 }  // namespace
 
@@ -88,7 +103,8 @@ void RegisterDrainCommand(CLI::App& app, int* exit_code) {
   command
       ->add_option("--deadline", args->deadline,
                    "Host clock time (seconds) by which the nodes must be empty")
-      ->required();
+      ->required()
+      ->check(kWholeSeconds);
   command->add_option("--policy", args->policy_path,
                       "Policy JSON file, for the pricing rules (default: the built-in default)");
   command->add_flag("--json", args->json, "Print the plan as JSON instead of a table");

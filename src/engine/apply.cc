@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -41,11 +42,16 @@ absl::Status ApplyDecisions(const Decisions& decisions, Snapshot& snapshot) {
   Snapshot next = snapshot;
   std::map<std::string, Node*, std::less<>> nodes;
   for (Node& node : next.nodes) nodes.emplace(node.id, &node);
+  std::set<std::string_view> acted;  // a node has at most one action per cycle
   for (const NodeActionDecision& action : decisions.node_actions) {
     auto it = nodes.find(action.node);
     if (it == nodes.end()) {
       return absl::FailedPreconditionError(
           fmt::format("node_actions[{}]: no such node in the snapshot", action.node));
+    }
+    if (!acted.insert(action.node).second) {
+      return absl::FailedPreconditionError(
+          fmt::format("node_actions[{}]: the node already has an action", action.node));
     }
     Node& node = *it->second;
     switch (action.action) {

@@ -98,6 +98,12 @@ absl::Status CheckScale(const ScaleOptions& scale) {
       return absl::InvalidArgumentError(fmt::format(
           "policy.{}.node.id: must be empty (the host names the nodes it adds)", field));
     }
+    if (t.node.state != NodeState::kReady) {
+      return absl::InvalidArgumentError(
+          fmt::format("policy.{}.node.state: must be ready (a template node that takes no work "
+                      "is never advised)",
+                      field));
+    }
     if (t.max_count < 0) {
       return absl::InvalidArgumentError(fmt::format("policy.{}.max_count: must be >= 0", field));
     }
@@ -121,12 +127,6 @@ absl::Status ValidateScaleTemplates(const Snapshot& snapshot, const Policy& poli
     const std::string field = fmt::format("policy.scale.templates[{}].node", i);
     probe.nodes.assign(1, policy.scale->templates[i].node);
     probe.nodes[0].id = std::string(kProbeId);
-    if (probe.nodes[0].state != NodeState::kReady) {
-      return absl::InvalidArgumentError(
-          fmt::format("{}.state: must be ready (a template node that takes no work is never "
-                      "advised)",
-                      field));
-    }
     absl::Status status = ValidateSnapshot(probe);
     if (status.ok()) continue;
     std::string message(status.message());

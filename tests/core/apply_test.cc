@@ -218,6 +218,15 @@ TEST(ApplyTest, NodeActionsSetStateAndCause) {
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(status.message(), "node_actions[n9]: no such node in the snapshot");
   EXPECT_EQ(next.nodes[0].state, NodeState::kReady);  // unchanged
+
+  // Two actions for one node (the engine never gives more than one; found by an outside test,
+  // where the last silently won).
+  decisions.node_actions.back() = {"n1", NodeAction::kUncordon, "", 0};
+  next = snapshot;
+  const absl::Status twice = ApplyDecisions(decisions, next);
+  EXPECT_EQ(twice.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(twice.message(), "node_actions[n1]: the node already has an action");
+  EXPECT_EQ(next.nodes[0].state, NodeState::kReady);  // unchanged
 }
 
 }  // namespace
