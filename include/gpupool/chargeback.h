@@ -145,7 +145,8 @@ std::vector<std::string> CostCenters(const LedgerReport& report, const Prices& p
 // "victim", "preemptor", "pool".
 const char* PreemptionPayerName(PreemptionPayer payer);
 
-// The chargeback table as CSV (RFC 4180; docs/accounting.md names the columns): a header line,
+// The chargeback table as CSV (RFC 4180; docs/accounting.md names the columns, all but the first,
+// `policy`, which `gpupool simulate` adds to tell its policies apart): a header line,
 // then one line per row, then one per cost center (queue "*", model "*") and the total (cost
 // center "*"). GPU-hours are printed with 6 decimals, rounded half up from the exact integers;
 // every integer column is exact.

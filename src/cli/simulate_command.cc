@@ -209,7 +209,8 @@ int RunReplayProtocol(const SimulateFlags& f) {
   if (!f.prices.empty()) {
     absl::StatusOr<Prices> read = io::ReadPricesFile(f.prices);
     if (!read.ok()) {
-      PrintError(read.status());
+      // The reader's message names the file already.
+      PrintError("--prices: " + std::string(read.status().message()));
       return kExitInvalidInput;
     }
     prices = *std::move(read);
@@ -285,7 +286,8 @@ int RunReplayProtocol(const SimulateFlags& f) {
     absl::StatusOr<PoolingReport> pooling =
         chargeback.ok() ? ComparePooling(result->ledger, prices) : chargeback.status();
     if (!pooling.ok()) {
-      PrintError("--prices: " + std::string(pooling.status().message()));
+      PrintError(
+          fmt::format("--prices: {}: {}", f.prices, std::string(pooling.status().message())));
       return kExitInvalidInput;
     }
     std::string run_json = MergeJsonObjects(

@@ -112,9 +112,9 @@ void TakeWaitingFrom(std::vector<PendingDecision> pending,
 
 // A cycle cut short (a spent budget, the cap of passes) may end on a pass that revoked a start
 // an earlier pass made: that job is pending in the state the host will be in, but the pass saw
-// it running and gave it no pending decision. Each such job (pending in the snapshot, neither
-// started nor explained) gets one, budget-exhausted, naming the revocation (`revoked`: the last
-// pass's preemptions).
+// it running and gave it no pending decision. Each such job (pending in the snapshot, or stopped
+// by a rule, and neither started nor explained) gets one, budget-exhausted, naming the
+// revocation (`revoked`: the last pass's preemptions).
 void ExplainRevokedStarts(const Snapshot& snapshot, const std::vector<PreemptDecision>& revoked,
                           bool budget_spent, Decisions& out) {
   // Copies: out.pending grows below.
@@ -124,8 +124,14 @@ void ExplainRevokedStarts(const Snapshot& snapshot, const std::vector<PreemptDec
   const std::string cut = budget_spent
                               ? "a budget of the cycle ran out"
                               : fmt::format("the cycle reached its cap of {} passes", kMaxPasses);
+  // A job a rule stops is pending again, as a job pending in the snapshot is.
+  std::set<std::string> stopped;
+  for (const PreemptDecision& p : out.preemptions) {
+    if (p.for_job.empty()) stopped.insert(p.job);
+  }
   for (const Job& job : snapshot.jobs) {
-    if (job.state != JobState::kPending || decided.contains(job.id)) continue;
+    const bool waits = job.state == JobState::kPending || stopped.contains(job.id);
+    if (!waits || decided.contains(job.id)) continue;
     PendingDecision pending;
     pending.job = job.id;
     pending.reason = PendingReason::kBudgetExhausted;

@@ -224,6 +224,12 @@ TEST(ChargebackTest, BadPricesAreRefused) {
   Prices default_negative = ExamplePrices();
   default_negative.default_micros_per_gpu_hour = -1;
   EXPECT_THAT(error(default_negative).message(), testing::HasSubstr("default_micros_per_gpu_hour"));
+  // A payer outside the enum (a host's cast; found by an outside test, where it was billed as the
+  // pool while named "victim").
+  Prices unknown_payer = ExamplePrices();
+  unknown_payer.preemption_paid_by = static_cast<PreemptionPayer>(7);
+  EXPECT_EQ(error(unknown_payer).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(error(unknown_payer).message(), "preemption_paid_by: unknown value 7");
 }
 
 TEST(ChargebackTest, CsvHasHeaderRowsCostCentersAndTotal) {

@@ -286,6 +286,19 @@ TEST(LedgerTest, BadEventsAreErrorsNamingEventAndId) {
       {l->Fail(20, "j1", 30), absl::StatusCode::kInvalidArgument,
        "Fail j1: last_checkpoint 30 is after"},
       {l->Checkpoint(20, "j9"), absl::StatusCode::kInvalidArgument, "Checkpoint j9: unknown job"},
+      // Found by an outside test: a GPU listed twice counted twice, a replica placed twice
+      // counted twice, a negative to_replicas named no field.
+      {l->Start(20, {.job = "j2", .queue = "team-a", .placements = {On("n1", {1, 1}, 500)}}),
+       absl::StatusCode::kInvalidArgument, "Start j2: placements[0].gpus: GPU 1 is listed twice"},
+      {l->Start(20, {.job = "j2",
+                     .queue = "team-a",
+                     .placements = {On("n1", {1}, 500), On("n2", {0}, 500)}}),
+       absl::StatusCode::kInvalidArgument,
+       "Start j2: placements[1]: replica 0 of group \"main\" is placed twice"},
+      {l->Shrink(20, "j1", "main", -1, true), absl::StatusCode::kInvalidArgument,
+       "Shrink j1: to_replicas: must be >= 0, got -1"},
+      {l->AdvanceTo(5), absl::StatusCode::kInvalidArgument,
+       "AdvanceTo: time 5 is before the ledger's time 10"},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(c.status.code(), c.code) << c.status;

@@ -182,6 +182,15 @@ absl::StatusOr<Chargeback> ComputeChargeback(const LedgerReport& report, const P
   if (prices.pool_cost_center.empty()) {
     return absl::InvalidArgumentError("pool_cost_center: empty");
   }
+  switch (prices.preemption_paid_by) {
+    case PreemptionPayer::kVictim:
+    case PreemptionPayer::kPreemptor:
+    case PreemptionPayer::kPool:
+      break;
+    default:
+      return absl::InvalidArgumentError(fmt::format("preemption_paid_by: unknown value {}",
+                                                    static_cast<int>(prices.preemption_paid_by)));
+  }
   std::map<std::string, size_t, std::less<>> queue_index;
   for (size_t q = 0; q < report.queues.size(); ++q) queue_index.emplace(report.queues[q].queue, q);
   std::map<std::string, const QueuePricing*, std::less<>> pricing;

@@ -234,6 +234,21 @@ absl::Status Ledger::Start(int64_t time, const LedgerStart& start) {
     if (placement.gpus.empty()) {
       return absl::InvalidArgumentError(fmt::format("Start {}: placements[{}].gpus: empty", id, p));
     }
+    for (size_t q = 0; q < p; ++q) {
+      const ReplicaPlacement& other = start.placements[q];
+      if (other.group == placement.group && other.replica == placement.replica) {
+        return absl::InvalidArgumentError(
+            fmt::format("Start {}: placements[{}]: replica {} of group \"{}\" is placed twice", id,
+                        p, placement.replica, placement.group));
+      }
+    }
+    for (size_t g = 0; g < placement.gpus.size(); ++g) {
+      if (std::find(placement.gpus.begin(), placement.gpus.begin() + g, placement.gpus[g]) !=
+          placement.gpus.begin() + g) {
+        return absl::InvalidArgumentError(fmt::format(
+            "Start {}: placements[{}].gpus: GPU {} is listed twice", id, p, placement.gpus[g]));
+      }
+    }
     for (int32_t gpu : placement.gpus) {
       auto slot_it = std::lower_bound(node.gpu_indices.begin(), node.gpu_indices.end(), gpu);
       if (slot_it == node.gpu_indices.end() || *slot_it != gpu) {
@@ -313,6 +328,10 @@ absl::Status Ledger::Shrink(int64_t time, std::string_view job, std::string_view
   if (!record.ok()) return record.status();
   absl::StatusOr<int32_t> by = s.ByQueue("Shrink", job, by_queue);
   if (!by.ok()) return by.status();
+  if (to_replicas < 0) {
+    return absl::InvalidArgumentError(
+        fmt::format("Shrink {}: to_replicas: must be >= 0, got {}", job, to_replicas));
+  }
   JobRecord& r = **record;
   auto removed = [&](const Alloc& a) { return a.group == group && a.replica >= to_replicas; };
   const bool any = std::any_of(r.allocs.begin(), r.allocs.end(), removed);
