@@ -19,8 +19,8 @@
  *                              file name, e.g.
  *                                snapshot: jobs[j1].queue: unknown queue "no-such-queue"
  *                                policy: scorer: a placement scorer is host code ...
- *                              (a policy refused by ValidatePolicy() is named "policy", where
- *                              the CLI names the snapshot's file:
+ *                              (a policy refused by ValidatePolicy() is named "policy", as the
+ *                              CLI names the policy's file:
  *                                policy: policy.starvation_bound_s: ...)
  *   GPUPOOL_USAGE_ERROR (2)    the call itself is wrong: a NULL pointer where one is required,
  *                              or a NULL policy_json with a nonzero policy_len. Nothing is read.

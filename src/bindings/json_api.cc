@@ -47,8 +47,8 @@ absl::StatusOr<Scheduled> ParseAndSchedule(std::string_view snapshot_json,
       return size;
     absl::StatusOr<Policy> parsed = io::ParsePolicy(*policy_json);
     if (!parsed.ok()) return Named("policy", parsed.status());
-    // Schedule() would refuse a bad policy too, but the CLI then names the snapshot's file;
-    // here the message names the document at fault.
+    // Schedule() would refuse a bad policy too, naming no document; here, as in the CLI, the
+    // message names the document at fault.
     if (absl::Status valid = ValidatePolicy(*parsed); !valid.ok()) return Named("policy", valid);
     policy = std::move(*parsed);
   }

@@ -23,6 +23,8 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitInvalidInput = 1;
 // Bad flags or arguments (CLI11 prints the reason and a pointer to --help).
 inline constexpr int kExitUsage = 2;
+// Memory ran out (the machine, or a ulimit); "gpupool: out of memory" on stderr.
+inline constexpr int kExitOutOfMemory = 3;
 
 // Each function adds one subcommand to `app`. When that subcommand runs (during app.parse()),
 // it stores its exit code in *exit_code, which must outlive `app`.

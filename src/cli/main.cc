@@ -1,5 +1,8 @@
 // The gpupool command-line tool. Each command lives in its own *_command.cc file and is added
 // here by one Register...Command() call.
+#include <cstdio>
+#include <new>
+
 #include "cli/commands.h"
 #include "gpupool/version.h"
 
@@ -24,6 +27,10 @@ int main(int argc, char** argv) {
     // --help and --version are "errors" with exit code 0; anything else is a usage error.
     const int code = app.exit(e);
     return code == 0 ? gpupool::cli::kExitOk : gpupool::cli::kExitUsage;
+  } catch (const std::bad_alloc&) {
+    // The machine, or a ulimit, ran out of memory; no allocation below.
+    std::fputs("gpupool: out of memory\n", stderr);
+    return gpupool::cli::kExitOutOfMemory;
   }
   return exit_code;
 }

@@ -2,7 +2,10 @@
 #include "gpupool/explain.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "fmt/format.h"
 
@@ -31,6 +34,38 @@ const T* FindByJob(const std::vector<T>& items, std::string_view job) {
   auto it = std::lower_bound(items.begin(), items.end(), job,
                              [](const T& item, std::string_view id) { return item.job < id; });
   return it != items.end() && it->job == job ? &*it : nullptr;
+}
+
+// `text` for a message: valid UTF-8 as it is, any other byte and every control character as
+// \xNN, so that the message is valid UTF-8 without NUL bytes whatever a caller passed.
+std::string Printable(std::string_view text) {
+  static constexpr uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};  // by sequence length
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    const size_t length = lead < 0x80           ? 1
+                          : (lead >> 5) == 0x6  ? 2
+                          : (lead >> 4) == 0xE  ? 3
+                          : (lead >> 3) == 0x1E ? 4
+                                                : 0;
+    bool valid = length > 0 && i + length <= text.size();
+    uint32_t code = length > 1 ? lead & (0x7Fu >> length) : lead;
+    for (size_t k = 1; valid && k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      valid = (next & 0xC0) == 0x80;
+      code = (code << 6) | (next & 0x3Fu);
+    }
+    valid = valid && code >= kSmallest[length] && code <= 0x10FFFF &&
+            !(code >= 0xD800 && code <= 0xDFFF) && lead >= 0x20 && lead != 0x7F;
+    if (!valid) {
+      out += fmt::format("\\x{:02x}", lead);
+      ++i;
+      continue;
+    }
+    out.append(text.substr(i, length));
+    i += length;
+  }
+  return out;
 }
 
 std::string DescribeReservation(const ReserveDecision& reservation) {
@@ -144,7 +179,7 @@ absl::StatusOr<std::string> ExplainJob(const Snapshot& snapshot, const Decisions
     if (candidate.id == job_id) job = &candidate;
   }
   if (job == nullptr) {
-    return absl::NotFoundError(fmt::format("no job \"{}\" in the snapshot", job_id));
+    return absl::NotFoundError(fmt::format("no job \"{}\" in the snapshot", Printable(job_id)));
   }
   std::string out = fmt::format("job {} (queue {}, priority {}, submitted at {})\n", job->id,
                                 job->queue, job->priority, job->submit_time);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <new>
 
 #include "fmt/format.h"
 
@@ -327,6 +328,8 @@ absl::Status ReadRootObject(simdjson::padded_string_view json,
   simdjson::ondemand::parser parser;
   simdjson::ondemand::document doc;
   if (auto error = parser.iterate(json).get(doc); error != simdjson::SUCCESS) {
+    // The parser's buffers could not be allocated: out of memory, as any allocation.
+    if (error == simdjson::MEMALLOC) throw std::bad_alloc();
     return absl::InvalidArgumentError(
         fmt::format("invalid JSON: {}", simdjson::error_message(error)));
   }

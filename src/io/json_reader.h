@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -248,6 +249,8 @@ template <typename T>
 absl::StatusOr<T> ParseDocument(std::string_view json,
                                 absl::Status (*read)(JsonObject&, const Path&, T&)) {
   const simdjson::padded_string padded(json);
+  // simdjson leaves the copy empty when it cannot allocate it.
+  if (padded.size() != json.size()) throw std::bad_alloc();
   T out;
   absl::Status status =
       ReadRoot(padded, [&](JsonObject& root, const Path& path) { return read(root, path, out); });
@@ -260,7 +263,8 @@ template <typename T>
 absl::StatusOr<T> ReadDocumentFile(const std::string& path,
                                    absl::Status (*read)(JsonObject&, const Path&, T&)) {
   simdjson::padded_string contents;
-  if (simdjson::padded_string::load(path).get(contents) != simdjson::SUCCESS) {
+  if (auto error = simdjson::padded_string::load(path).get(contents); error != simdjson::SUCCESS) {
+    if (error == simdjson::MEMALLOC) throw std::bad_alloc();
     return absl::NotFoundError(path + ": cannot read file");
   }
   T out;

@@ -5,6 +5,7 @@
 #include "gpupool/explain.h"
 
 #include <string>
+#include <string_view>
 
 #include "gpupool/io/json.h"
 #include "gpupool/schedule.h"
@@ -54,6 +55,18 @@ TEST(ExplainTest, AJobStoppedByARuleIsPendingAgain) {
             "then pending: headroom\n"
             "  2 H100-80GB GPUs are kept free for priority >= 100; 2 free now, and starting this "
             "job (priority 0) would leave 0\n");
+}
+
+// An unknown id comes back in the message as text: bytes that are not UTF-8, and control
+// characters (a NUL among them), as \xNN (found by an outside test of the C API, whose messages
+// promise valid UTF-8 without NUL bytes).
+TEST(ExplainTest, AnUnknownIdIsQuotedAsText) {
+  const Snapshot snapshot;
+  const Decisions decisions;
+  const absl::StatusOr<std::string> text =
+      ExplainJob(snapshot, decisions, std::string_view("a\0b\xff\xfe\xc3\xa9\n", 8));
+  EXPECT_EQ(text.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(text.status().message(), "no job \"a\\x00b\\xff\\xfe\xc3\xa9\\x0a\" in the snapshot");
 }
 
 TEST(ExplainTest, APendingJobNamesItsReservation) {

@@ -6,6 +6,7 @@ built CLI and GPUPOOL_SOURCE_DIR the source tree.
 import glob
 import json
 import os
+import re
 import subprocess
 import threading
 
@@ -127,6 +128,12 @@ def test_embedded_nul_is_text():
 def test_unknown_job():
     with pytest.raises(gpupool.Error, match=r'^snapshot: no job "nobody"'):
         gpupool.explain(read(SINGLE), "nobody")
+    # Bytes that are not UTF-8, and a NUL, come back escaped: the message is text (an outside
+    # test got UnicodeDecodeError, and a message cut at the NUL).
+    with pytest.raises(gpupool.Error, match=r'^snapshot: no job "\\xff\\xfe" in the snapshot$'):
+        gpupool.explain(read(SINGLE), b"\xff\xfe")
+    with pytest.raises(gpupool.Error, match=r'^snapshot: no job "a\\x00b" in the snapshot$'):
+        gpupool.explain(read(SINGLE), b"a\0b")
 
 
 def test_wrong_types_raise_type_error():
@@ -218,6 +225,18 @@ def test_simulate_replay_with_a_host_policy():
     assert las["preemptions"] > 0
 
 
+def test_the_docs_example_prints_what_embedding_md_shows():
+    # docs/embedding.md's notebook example, with the lines it shows as printed (an outside test
+    # found them stale).
+    doc = read(os.path.join(SOURCE, "docs", "embedding.md"))
+    shown = [line[2:] for line in doc.splitlines() if re.match(r"^# \S+ +JCT ", line)]
+    rows = {p: gpupool.simulate_replay(read(TRACE), p, **SMALL_POOL)
+            for p in gpupool.replay_policy_names()}
+    printed = [f"{name:10} JCT {m['jct_mean_s']:8.0f} s  preemptions {m['preemptions']:3}  "
+               f"Jain {m['jain_fairness']:.3f}" for name, m in rows.items()]
+    assert printed == shown
+
+
 def test_simulate_replay_is_deterministic():
     first = gpupool.simulate_replay(read(TRACE), "default", **SMALL_POOL)
     assert gpupool.simulate_replay(read(TRACE), "default", **SMALL_POOL) == first
@@ -235,6 +254,14 @@ def test_simulate_replay_errors():
         gpupool.simulate_replay(trace, window_start="October")
     with pytest.raises(gpupool.Error, match=r"^policy: "):
         gpupool.simulate_replay(trace, policy_json="{")
+    # A policy the reader takes but validation refuses, and one that does not fit the replayed
+    # pool, are input errors too (an outside test got RuntimeError, "a bug of gpupool's").
+    with pytest.raises(gpupool.Error, match=r"^policy: policy.starvation_bound_s: must be >= 0"):
+        gpupool.simulate_replay(trace, "las", policy_json='{"starvation_bound_s": -1}',
+                                **SMALL_POOL)
+    with pytest.raises(gpupool.Error, match=r"^policy: does not fit the replayed pool: "):
+        gpupool.simulate_replay(trace, "las", **SMALL_POOL, policy_json=(
+            '{"headroom": [{"gpu_model": "H100", "count": 1, "min_priority": 1}]}'))
     with pytest.raises(gpupool.Error, match=r"at least 1"):
         gpupool.simulate_replay(trace, nodes=0)
 

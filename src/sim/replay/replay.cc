@@ -34,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "fmt/format.h"
 #include "gpupool/schedule.h"
+#include "gpupool/validate.h"
 #include "sim/replay/apply_pool_event.h"
 #include "sim/replay/budgets.h"
 #include "sim/replay/carry_out.h"
@@ -64,6 +65,11 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
   }
   if (options.series_bucket_s <= 0) {
     return absl::InvalidArgumentError("series_bucket_s: must be > 0");
+  }
+  // The engine policy's own rules, checked before the first cycle (a host's policy, not only a
+  // named one): every cycle's Schedule() would refuse it.
+  if (absl::Status valid = ValidatePolicy(options.policy); !valid.ok()) {
+    return absl::Status(valid.code(), fmt::format("policy: {}", std::string(valid.message())));
   }
   if (options.budget_period_s <= 0) {
     return absl::InvalidArgumentError("budget_period_s: must be > 0");
@@ -247,6 +253,13 @@ absl::StatusOr<ReplayResult> RunReplay(const ReplayOptions& options,
       const Policy& policy = scaler.PolicyAt(t, health);
       absl::StatusOr<Decisions> decisions = Schedule(snapshot, policy);
       if (!decisions.ok()) {
+        // A policy that does not fit the replayed pool (a headroom rule's GPU model, say) is the
+        // caller's input; anything else the replay built is a bug of the replay.
+        const std::string message(decisions.status().message());
+        if (message.rfind("policy.", 0) == 0) {
+          return absl::Status(decisions.status().code(),
+                              fmt::format("policy: does not fit the replayed pool: {}", message));
+        }
         return absl::InternalError(
             fmt::format("Schedule() at {}: {}", t, decisions.status().ToString()));
       }
