@@ -104,9 +104,10 @@ class Family {
   std::string name_;
 };
 
-// The states a GPU is counted in, each GPU in exactly one, in this order of precedence.
-constexpr const char* kGpuStates[] = {"unhealthy", "down",      "draining",
-                                      "cordoned",  "allocated", "free"};
+// The states a GPU is counted in, each GPU in exactly one (by the precedence of the HELP text),
+// in label-value order, as every family's samples are.
+constexpr const char* kGpuStates[] = {"allocated", "cordoned", "down",
+                                      "draining",  "free",     "unhealthy"};
 
 const char* NodeStateLabel(NodeState state) {
   switch (state) {
@@ -281,8 +282,9 @@ void WriteQueues(const Snapshot& snapshot, const Decisions& decisions, std::stri
   }
   {
     Family family(out, "gpupool_queue_over_budget", "gauge",
-                  "1 when the queue has spent its GPU-time budget for the period (it then has no "
-                  "guarantee and is reclaimed first), else 0 (queues with a budget only).");
+                  "1 when the queue has spent its GPU-time budget for the period (enforced, it "
+                  "then has no guarantee and is reclaimed first), else 0 (queues with a budget "
+                  "only).");
     for (const auto& [id, queue] : budgeted) {
       family.Sample({{"queue", id}}, int64_t{queue->OverOwnBudget() ? 1 : 0});
     }
