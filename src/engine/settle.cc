@@ -141,10 +141,18 @@ void ExplainRevokedStarts(const Snapshot& snapshot, const std::vector<PreemptDec
                             : it->for_job.empty()
                                 ? fmt::format(" ({})", it->reason)
                                 : fmt::format(" for {} ({})", it->for_job, it->reason);
-    pending.detail = fmt::format(
-        "a settling pass started this job and the next revoked the start{}; {} before a pass "
-        "tried it again",
-        why, cut);
+    // A job running in the snapshot that a rule stopped: the last pass stopped it (or a start
+    // an earlier pass gave it again).
+    pending.detail =
+        job.state == JobState::kRunning
+            ? fmt::format(
+                  "a settling pass stopped this job{}; {} before a pass tried to start it "
+                  "again",
+                  why, cut)
+            : fmt::format(
+                  "a settling pass started this job and the next revoked the start{}; {} "
+                  "before a pass tried it again",
+                  why, cut);
     out.pending.push_back(std::move(pending));
   }
   // Sorted by job id, as every pass's list is.
