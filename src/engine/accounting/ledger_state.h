@@ -236,12 +236,13 @@ struct Ledger::State {
 
   // `job` is empty for an event of no job (AdvanceTo).
   absl::Status CheckTime(std::string_view event, std::string_view job, int64_t time) const {
-    const std::string what = job.empty() ? std::string(event) : fmt::format("{} {}", event, job);
+    // Named only on an error: every event passes here.
+    auto what = [&] { return job.empty() ? std::string(event) : fmt::format("{} {}", event, job); };
     if (time < now) {
       return absl::InvalidArgumentError(
           fmt::format("{}: time {} is before the ledger's time {} (events must come in time "
                       "order)",
-                      what, time, now));
+                      what(), time, now));
     }
     const Int128 capacity =
         static_cast<Int128>(capacity_rate) * (static_cast<Int128>(time) - start);
@@ -249,7 +250,7 @@ struct Ledger::State {
       return absl::OutOfRangeError(
           fmt::format("{}: time {}: the pool's capacity since {} no longer fits in int64 "
                       "milli-GPU-seconds",
-                      what, time, start));
+                      what(), time, start));
     }
     return absl::OkStatus();
   }
