@@ -1,8 +1,8 @@
 // Settling (src/engine/settle.cc; docs/engine.md, "Settling: the cycle is a fixed point"): a
 // cycle whose first pass evicts jobs runs more passes on the state its decisions leave, and its
 // decisions are the difference between the snapshot and the settled state. Exact outcomes on
-// small cases; the random properties are in property_test.cc, preemption_cycles_test.cc and
-// backfill_test.cc.
+// small cases; the random properties are in property_test.cc, settling_property_test.cc,
+// preemption_cycles_test.cc and backfill_property_test.cc.
 #include <string>
 #include <vector>
 

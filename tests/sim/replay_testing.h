@@ -1,5 +1,6 @@
 // Helpers shared by the replay's tests: a trace job in one line, a named policy on a given pool,
-// and the ledger's identities (docs/accounting.md) every replay must keep.
+// the ledger's identities (docs/accounting.md) every replay must keep, and a check that a replay
+// refuses its options.
 #ifndef GPUPOOL_TESTS_SIM_REPLAY_TESTING_H_
 #define GPUPOOL_TESTS_SIM_REPLAY_TESTING_H_
 
@@ -13,7 +14,8 @@
 
 namespace gpupool::sim::testing_replay {
 
-inline TraceJob J(int64_t submit, int32_t gpus, int64_t duration, std::string vc) {
+// A trace job; its cluster (virtual cluster) is "a" unless stated.
+inline TraceJob J(int64_t submit, int32_t gpus, int64_t duration, std::string vc = "a") {
   return TraceJob{
       .submit_time = submit, .duration_s = duration, .num_gpus = gpus, .cluster = std::move(vc)};
 }
@@ -45,6 +47,19 @@ inline void ExpectLedgerIdentities(const LedgerReport& l) {
   EXPECT_EQ(nodes_busy, w.busy);
   EXPECT_EQ(queues_busy, w.busy);
   EXPECT_EQ(jobs_busy, w.busy);
+}
+
+// RunReplay(options) on one small job fails with InvalidArgument and a message holding `text`.
+inline ::testing::AssertionResult InvalidArgumentNaming(const ReplayOptions& options,
+                                                        const std::string& text) {
+  auto r = RunReplay(options, {J(0, 1, 10)});
+  if (r.ok()) return ::testing::AssertionFailure() << "RunReplay succeeded";
+  if (r.status().code() != absl::StatusCode::kInvalidArgument ||
+      r.status().message().find(text) == std::string::npos) {
+    return ::testing::AssertionFailure()
+           << r.status() << " is not InvalidArgument naming \"" << text << "\"";
+  }
+  return ::testing::AssertionSuccess();
 }
 
 }  // namespace gpupool::sim::testing_replay
