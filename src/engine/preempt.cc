@@ -93,8 +93,7 @@ bool PreemptionPlanner::MayDrain(int32_t j, int32_t v, const std::vector<int32_t
   const int64_t now = index_.snapshot().now;
   const bool past_min_runtime =
       options.starving_drain_past_min_runtime && Starving(*index_.job(j).job, policy_, now);
-  // A restored job goes only for a job of its own queue that outranks it
-  // (VictimRules::MayEvictRestored).
+  // A restored job goes once at most (VictimRules::MayEvictRestored).
   const bool restored = index_.restored(v);
   if (index_.tentative(v) || rules_.taken(v)) return false;
   if (restored ? !rules_.MayEvictRestored(v)
@@ -108,7 +107,6 @@ bool PreemptionPlanner::MayDrain(int32_t j, int32_t v, const std::vector<int32_t
   if (jq == kNone || vq == kNone) return false;
   if (vq == jq) return rules_.Outranks(j, v);
   const bool outranked = rules_.VictimPriority(v) < rules_.PreemptorPriority(j);
-  if (restored) return false;
   if (!options.reclaim_across_queues || (options.reclaim_lower_priority_only && !outranked)) {
     return false;
   }
@@ -137,9 +135,8 @@ std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {
   if (info.queue == kNone) return out;
   const int64_t priority = rules_.PreemptorPriority(j);
   auto consider = [&](int32_t v, bool own) {
-    // Nodes held for reservations: TryPreempt(). A restored job goes only for a job of its own
-    // queue that outranks it (VictimRules::MayEvictRestored).
-    if (rules_.taken(v) || !(rules_.MayEverEvict(v) || (own && rules_.RestoredMayYield(v)))) {
+    // Nodes held for reservations, and a restored job's other rules: TryPreempt().
+    if (rules_.taken(v) || !(rules_.MayEverEvict(v) || rules_.RestoredMayYield(v))) {
       return;
     }
     if (own && !rules_.Outranks(j, v)) return;
@@ -164,7 +161,8 @@ std::vector<int32_t> PreemptionPlanner::Candidates(int32_t j) const {
     running_built_ = true;
     for (int32_t v = 0; v < index_.job_count(); ++v) {
       const JobInfo& vi = index_.job(v);
-      if (vi.job->state != JobState::kRunning || vi.queue == kNone || !rules_.MayEverEvict(v)) {
+      if (vi.job->state != JobState::kRunning || vi.queue == kNone ||
+          !(rules_.MayEverEvict(v) || rules_.RestoredMayYield(v))) {
         continue;
       }
       running_.push_back(v);

@@ -71,8 +71,8 @@ class PreemptionPlanner {
   // may be a victim (VictimRules::MayEvict, not yet taken; MayEvictPastMinRuntime when j starves
   // and preemption.starving_drain_past_min_runtime is on), it is of j's queue with a lower
   // priority than j preempts with, or of another queue that the cross-queue rules let go with
-  // them; a restored job only in the first case (VictimRules::MayEvictRestored). The caller marks
-  // it taken.
+  // them; a restored job once at most (VictimRules::MayEvictRestored). The caller marks it
+  // taken.
   bool MayDrain(int32_t j, int32_t v, const std::vector<int32_t>& drained) const;
   // When running job v may next be drained for job j, for ranking nodes: a job of j's queue
   // that j outranks, at EligibleVictimFrom() (lost_work.h); INT64_MAX for any other (not before

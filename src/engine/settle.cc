@@ -32,8 +32,8 @@
 // A job that a pass evicted and the same or a later pass put back where it ran stays there for
 // the rest of the cycle (SnapshotIndex::restored): evicting it again would only go round in a
 // loop; the next pass sees it running as the snapshot had it, not as a start of the cycle. Only a
-// job of its queue that outranks it may still evict or drain it, once
-// (VictimRules::MayEvictRestored).
+// job of its queue that outranks it, or one of another queue that reclaims it, may still evict or
+// drain it, once (VictimRules::MayEvictRestored).
 // The passes share the policy's budgets (candidates, preemption plans, consolidation plans; each
 // pass explains its pending jobs with the whole counterfactual budget). At most kMaxPasses passes
 // run (a cycle cut there is not settled; the property tests find none).
@@ -258,10 +258,10 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   Decisions* last = &first;
   Policy pass_policy = policy;
   SettleState state(snapshot, first.node_actions);
-  // Jobs no later pass may evict but for a job of their queue that outranks them
-  // (SnapshotIndex::restored): started again in place by the passes so far, or put back a second
-  // time as evicted for nothing. Those that yielded to such a job and came back, or were put back
-  // a second time, no job may evict (SnapshotIndex::pinned): each job yields at most once, so
+  // Jobs no later pass may evict but for a job of their queue that outranks them or a reclaim
+  // across queues (SnapshotIndex::restored): started again in place by the passes so far, or put
+  // back a second time as evicted for nothing. Those that yielded so and came back, or were put
+  // back a second time, no job may evict (SnapshotIndex::pinned): each job yields at most once, so
   // the passes cannot go round.
   std::vector<std::string> restored;
   std::vector<std::string> pinned;
@@ -275,7 +275,8 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   // evicted again (by a drain, a reclaim across the line of an entitlement, as an overrun
   // backfilled job that comes before the reserving job in job order), it would start again, and
   // the passes would go round until the cap. No later pass evicts it but for a job of its queue
-  // that outranks it (SnapshotIndex::restored); back again after that, it is pinned. The next
+  // that outranks it or a reclaim across queues (SnapshotIndex::restored); back again after
+  // that, it is pinned. The next
   // pass sees it running since it started in the snapshot, as the next cycle will, not as a start
   // of this cycle (which no drain may take): the first pass's decisions are composed so too.
   auto compose_and_restore = [&] {

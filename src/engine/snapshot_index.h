@@ -151,9 +151,9 @@ class SnapshotIndex {
   // Is job j a restored job of the cycle being settled (settle.cc): an earlier pass evicted it
   // and a later one started it again in the same place, so that evicting it again would only send
   // the passes round in a loop? It then stays where it is for the rest of the cycle: no victim of
-  // a reclaim across queues, consolidation or headroom, and not evicted as an overrun backfilled
-  // job (its end then counts as unknown, as under overrun "wait"); only a job of its queue that
-  // outranks it may evict or drain it (VictimRules::MayEvictRestored).
+  // consolidation or headroom, and not evicted as an overrun backfilled job (its end then counts
+  // as unknown, as under overrun "wait"); only a job of its queue that outranks it, or a reclaim
+  // across queues, may evict or drain it, once (VictimRules::MayEvictRestored).
   bool restored(int32_t j) const { return !restored_.empty() && restored_[j] != 0; }
   // Is restored job j one that no job may evict, not even one of its queue that outranks it
   // (VictimRules::MayEvictRestored): it yielded once in the cycle and was put back again, or was

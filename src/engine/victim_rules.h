@@ -80,15 +80,13 @@ class VictimRules {
   bool MayEvictPastMinRuntime(int32_t v) const {
     return !state_.OnHeldNode(v) && (MayEverEvict(v) || ComputeMayEverEvict(v, false));
   }
-  // A restored job (SnapshotIndex::restored) is no victim of MayEvict(): reclaimed across
-  // queues, consolidated or taken for headroom, it would only start again in place. A job of its
-  // own queue that outranks it may still take its GPUs, or drain them for its reservation, as the
-  // next cycle would let it. May restored job v yield so at all: not once it has yielded
-  // (SnapshotIndex::pinned), nor with reclaim_across_queues on, where two queues taking GPUs back
-  // from each other can make of such a yield a loop?
-  bool RestoredMayYield(int32_t v) const {
-    return index_.restored(v) && !index_.pinned(v) && !policy_.preemption.reclaim_across_queues;
-  }
+  // A restored job (SnapshotIndex::restored) is no victim of MayEvict(): consolidated or taken
+  // for headroom, it would only start again in place. A job of its own queue that outranks it may
+  // still take its GPUs, or drain them for its reservation, and a job of another queue may
+  // reclaim it by the cross-queue rules, as the next cycle would let them. May restored job v
+  // yield so at all: not once it has yielded (SnapshotIndex::pinned: each job yields once at
+  // most, so that two queues taking GPUs back from each other cannot make of it a loop)?
+  bool RestoredMayYield(int32_t v) const { return index_.restored(v) && !index_.pinned(v); }
   // May restored job v yield now, by every other rule of MayEvict()?
   bool MayEvictRestored(int32_t v) const {
     return RestoredMayYield(v) && !state_.OnHeldNode(v) && ComputeMayEverEvict(v, true, false);
