@@ -52,9 +52,12 @@ struct Queue {
   int32_t priority = 0;
   // At most one quota per GPU model, plus optionally one for "*".
   std::vector<Quota> quotas;
-  // May the queue use more than its guarantee when others do not need theirs?
+  // May the queue be entitled to more than its guarantee when others do not need theirs? False
+  // caps its fair-share entitlement at its guarantee; it is not a limit (its jobs may still start
+  // on idle GPUs beyond it, as borrowed capacity): use Quota::limit_milli for that.
   bool can_borrow = true;
-  // May others use its unused guarantee?
+  // Not acted on (recorded, and part of the input fingerprint): other queues may always use a
+  // queue's unused guarantee, which the queue takes back by reclaim across queues.
   bool can_lend = true;
   Isolation isolation = Isolation::kNone;
   // Free-form labels, key=value (the key in TopologyLabel::level, as for Node::labels). Keys are
