@@ -2,6 +2,7 @@
 #ifndef GPUPOOL_JOB_H_
 #define GPUPOOL_JOB_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -82,6 +83,21 @@ struct ReplicaPlacement {
 
   friend bool operator==(const ReplicaPlacement&, const ReplicaPlacement&) = default;
 };
+
+// Do two lists of placements use a common GPU (the same index on the same node)? Quadratic: for
+// the few replicas of two decisions, say a Start and the Migrate whose GPUs it takes.
+inline bool SharesAGpu(const std::vector<ReplicaPlacement>& a,
+                       const std::vector<ReplicaPlacement>& b) {
+  for (const ReplicaPlacement& x : a) {
+    for (const ReplicaPlacement& y : b) {
+      if (x.node != y.node) continue;
+      for (int32_t gpu : x.gpus) {
+        if (std::find(y.gpus.begin(), y.gpus.end(), gpu) != y.gpus.end()) return true;
+      }
+    }
+  }
+  return false;
+}
 
 enum class JobState {
   kPending,

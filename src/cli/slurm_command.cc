@@ -101,6 +101,15 @@ int RunSlurm(const SlurmArgs& args) {
   slurm::AdapterOptions options;
   options.partitions = absl::StrSplit(args.partitions, ',', absl::SkipEmpty());
   options.queue_by = args.queue_by == "qos" ? slurm::QueueBy::kQos : slurm::QueueBy::kAccount;
+  // A --snapshot-out that cannot be written fails before Slurm is read or changed (opened for
+  // appending: an existing file is kept until the cycle writes it).
+  if (!args.snapshot_out.empty()) {
+    std::FILE* file = std::fopen(args.snapshot_out.c_str(), "ab");
+    if (file == nullptr || std::fclose(file) != 0) {
+      PrintError(args.snapshot_out + ": cannot write file");
+      return kExitInvalidInput;
+    }
+  }
   slurm::SubprocessRunner runner;
   if (args.once) {
     return RunOneCycle(args, options, *policy, runner) ? kExitOk : kExitInvalidInput;

@@ -19,19 +19,6 @@
 namespace gpupool::internal {
 namespace {
 
-// Some GPU of a node is in both.
-bool SharesAGpu(const std::vector<ReplicaPlacement>& a, const std::vector<ReplicaPlacement>& b) {
-  for (const ReplicaPlacement& x : a) {
-    for (const ReplicaPlacement& y : b) {
-      if (x.node != y.node) continue;
-      for (int32_t gpu : x.gpus) {
-        if (std::find(y.gpus.begin(), y.gpus.end(), gpu) != y.gpus.end()) return true;
-      }
-    }
-  }
-  return false;
-}
-
 // The job that, in the end, got the room a victim was evicted for `for_job`'s start: that job
 // if it starts (`starts`), else, when a later pass undid that start for another job, the one it
 // was evicted for, and so on (as far as the chain goes: a job that is not among `starts` when

@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gpupool/io/json.h"
 #include "gpupool/schedule.h"
+#include "gpupool/validate.h"
 #include "gtest/gtest.h"
 #include "hosts/slurm/cycle.h"
 #include "hosts/slurm/slurm_state.h"
@@ -146,6 +147,54 @@ TEST(SlurmSnapshotTest, ForeignWorkKeepsItsGpusAndCpus) {
                           "kept out"));
 }
 
+// With several managed partitions a job may run only on its own partition's nodes: each node
+// belongs to the root queues of the managed partitions it is in (an outside test found jobs of
+// one partition started on a node of the other only, which Slurm then never ran).
+TEST(SlurmSnapshotTest, SeveralPartitionsKeepTheirJobsOnTheirNodes) {
+  FakeRunner runner;
+  runner.AnswerState("full");
+  AdapterOptions options;
+  options.partitions = {"gpupool", "other"};
+  absl::StatusOr<BuiltSnapshot> built = BuildSnapshot(*StateOf(runner), options, kFullNow);
+  ASSERT_TRUE(built.ok()) << built.status();
+  ASSERT_EQ(built->snapshot.nodes.size(), 4u);
+  EXPECT_THAT(built->snapshot.nodes[0].owner_queues, ElementsAre("gpupool"));           // n1
+  EXPECT_THAT(built->snapshot.nodes[1].owner_queues, ElementsAre("gpupool"));           // n2
+  EXPECT_THAT(built->snapshot.nodes[2].owner_queues, ElementsAre("gpupool", "other"));  // n3
+  EXPECT_THAT(built->snapshot.nodes[3].owner_queues, ElementsAre("other"));             // x1
+  EXPECT_TRUE(ValidateSnapshot(built->snapshot).ok());
+  // One managed partition: no owners (every node is its own).
+  built = BuildSnapshot(*StateOf(runner), AdapterOptions{}, kFullNow);
+  ASSERT_TRUE(built.ok()) << built.status();
+  for (const Node& node : built->snapshot.nodes)
+    EXPECT_THAT(node.owner_queues, ::testing::IsEmpty());
+}
+
+// A held job submitted to several partitions, one of them managed, is not scheduled (Slurm may
+// run it on either) and is told so; one that names no managed partition is not gpupool's.
+TEST(SlurmSnapshotTest, AJobOfSeveralPartitionsIsToldWhyItWaits) {
+  FakeRunner runner;
+  runner.Answer("sinfo --json", std::string(R"js({"nodes": [
+    {"name": "n1", "state": "idle", "partitions": ["gpupool"], "cpus": 16, "gres": "gpu:h100:8",
+     "gres_used": "gpu:h100:0(IDX:N/A)"}]})js"));
+  runner.Answer("squeue --json", std::string(R"js({"jobs": [
+    {"job_id": 31, "partition": "gpupool,other", "job_state": "PENDING",
+     "state_reason": "JobHeldUser", "priority": 0, "tres_per_node": "gres:gpu:1", "node_count": 1,
+     "cpus": 1, "comment": ""},
+    {"job_id": 32, "partition": "other,x", "job_state": "PENDING", "state_reason": "JobHeldUser",
+     "priority": 0, "tres_per_node": "gres:gpu:1", "node_count": 1, "cpus": 1, "comment": ""}]})js"));
+  runner.Answer("scontrol -o show partition",
+                std::string("PartitionName=gpupool Nodes=n1 PriorityTier=1 State=UP\n"));
+  absl::StatusOr<BuiltSnapshot> built = BuildSnapshot(*StateOf(runner), AdapterOptions{}, 100);
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_THAT(built->snapshot.jobs, ::testing::IsEmpty());
+  ASSERT_EQ(built->unmapped.size(), 1u);
+  EXPECT_EQ(built->unmapped[0].id, "31");
+  EXPECT_EQ(built->unmapped[0].why,
+            "submitted to several partitions (gpupool,other): gpupool schedules jobs of one "
+            "managed partition; submit with -p naming it alone");
+}
+
 TEST(SlurmCycleTest, PreemptionSignalsWaitsRequeuesThenStarts) {
   FakeRunner runner;
   runner.AnswerState("full");
@@ -247,6 +296,38 @@ TEST(SlurmCycleTest, TwoReplicasOnOneNodeAreNotApplied) {
   EXPECT_THAT(runner.Changes(),
               ElementsAre("scontrol update JobId=21 'Comment=gpupool: gpupool placed its 2 "
                           "replicas on 1 node(s) (n1); Slurm runs one per node: left held'"));
+}
+
+// A start that needs the GPUs a Migrate (or a Resize) frees is left held: Slurm can neither move
+// nor shrink a running job, so the GPUs stay taken (an outside test saw job 75 released onto a
+// node job 73 still held). Nothing is evicted for a start left held; other starts go ahead.
+TEST(SlurmCycleTest, AStartNeedingAMoveSlurmCannotMakeIsLeftHeld) {
+  BuiltSnapshot built;
+  for (const char* id : {"73", "75", "77", "80"}) built.jobs[id] = JobFacts{};
+  built.jobs["73"].running = built.jobs["80"].running = true;
+  Decisions decisions;
+  decisions.starts.push_back(
+      {.job = "75", .placements = {{"main", 0, "n1", {0, 1, 2, 3, 4, 5, 6, 7}, 1000}}});
+  decisions.starts.push_back({.job = "77", .placements = {{"main", 0, "n3", {0}, 1000}}});
+  decisions.migrations.push_back({.job = "73",
+                                  .from = {{"main", 0, "n1", {0, 1, 2, 3}, 1000}},
+                                  .to = {{"main", 0, "n2", {4, 5, 6, 7}, 1000}},
+                                  .for_job = "75"});
+  decisions.preemptions.push_back({.job = "80", .for_job = "75", .reason = "r"});
+  FakeRunner runner;
+  const ApplyReport report = ApplyDecisions(decisions, built, runner, /*dry_run=*/false);
+  EXPECT_THAT(report.not_applied,
+              ElementsAre("Preempt of job 80: for job 75, whose start Slurm cannot carry out "
+                          "(not applied: it keeps running)",
+                          "Start of job 75: it needs GPUs that job 73 would free by moving, and "
+                          "Slurm cannot move a running job: left held",
+                          "Migrate of job 73: Slurm cannot move a running job (not applied)"));
+  EXPECT_THAT(runner.Changes(),
+              ElementsAre("scontrol update JobId=75 'Comment=gpupool: it needs GPUs that job 73 "
+                          "would free by moving, and Slurm cannot move a running job: left held'",
+                          "scontrol update JobId=77 NodeList=n3 StartTime=now "
+                          "'Comment=gpupool: started on n3'",
+                          "scontrol release 77"));
 }
 
 TEST(SlurmStateTest, BadOutputsNameTheCommandAndField) {

@@ -69,12 +69,50 @@ std::string NodeListOf(const StartDecision& start) {
   return absl::StrJoin(nodes, ",");
 }
 
+// Why Slurm cannot carry out `start` as gpupool decided it ("" when it can): its replicas share
+// a node (a Slurm job runs one per node), or it needs GPUs that a Migrate or a Resize of the same
+// decisions frees, which Slurm cannot do (the GPUs stay taken).
+std::string CannotStart(const StartDecision& start, const JobFacts& facts,
+                        const Decisions& decisions) {
+  const std::string node_list = NodeListOf(start);
+  const int64_t distinct =
+      static_cast<int64_t>(std::count(node_list.begin(), node_list.end(), ',')) + 1;
+  if (distinct != facts.node_count ||
+      static_cast<int64_t>(start.placements.size()) != facts.node_count) {
+    return absl::StrCat("gpupool placed its ", start.placements.size(), " replicas on ", distinct,
+                        " node(s) (", node_list, "); Slurm runs one per node: left held");
+  }
+  for (const MigrateDecision& migrate : decisions.migrations) {
+    if (migrate.for_job == start.job || SharesAGpu(start.placements, migrate.from)) {
+      return absl::StrCat("it needs GPUs that job ", migrate.job,
+                          " would free by moving, and Slurm cannot move a running job: left held");
+    }
+  }
+  for (const ResizeDecision& resize : decisions.resizes) {
+    if (resize.for_job == start.job) {
+      return absl::StrCat("it needs GPUs that job ", resize.job,
+                          " would free by shrinking, and Slurm cannot resize a running job: left "
+                          "held");
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 ApplyReport ApplyDecisions(const Decisions& decisions, const BuiltSnapshot& built,
                            CommandRunner& runner, bool dry_run) {
   ApplyReport report;
   Applier applier(runner, dry_run, &report);
+
+  // The starts Slurm cannot carry out, first: nothing is evicted for them.
+  std::map<std::string, std::string> left_held;
+  for (const StartDecision& start : decisions.starts) {
+    const auto facts = built.jobs.find(start.job);
+    if (facts == built.jobs.end()) continue;
+    std::string why = CannotStart(start, facts->second, decisions);
+    if (!why.empty()) left_held.emplace(start.job, std::move(why));
+  }
 
   // 1. Released jobs whose nodes can no longer take them go back to the held queue.
   for (const InFlightJob& job : built.in_flight) {
@@ -91,9 +129,15 @@ ApplyReport ApplyDecisions(const Decisions& decisions, const BuiltSnapshot& buil
   // finished job would run it again).
   int64_t wait_s = 0;
   std::set<std::string> signalled;
+  auto for_nothing = [&left_held](const PreemptDecision& preempt) {
+    return left_held.count(preempt.for_job) > 0;
+  };
   for (const PreemptDecision& preempt : decisions.preemptions) {
     const auto facts = built.jobs.find(preempt.job);
-    if (facts == built.jobs.end() || facts->second.directives.checkpoint_signal.empty()) continue;
+    if (facts == built.jobs.end() || facts->second.directives.checkpoint_signal.empty() ||
+        for_nothing(preempt)) {
+      continue;
+    }
     if (applier.Change({"scancel",
                         absl::StrCat("--signal=", facts->second.directives.checkpoint_signal),
                         "--full", preempt.job})) {
@@ -107,6 +151,13 @@ ApplyReport ApplyDecisions(const Decisions& decisions, const BuiltSnapshot& buil
     if (facts == built.jobs.end()) {
       report.not_applied.push_back(absl::StrCat("Preempt of job ", preempt.job,
                                                 ": not a job of the snapshot (not applied)"));
+      continue;
+    }
+    if (for_nothing(preempt)) {
+      report.not_applied.push_back(absl::StrCat("Preempt of job ", preempt.job, ": for job ",
+                                                preempt.for_job,
+                                                ", whose start Slurm cannot carry out (not "
+                                                "applied: it keeps running)"));
       continue;
     }
     if (signalled.count(preempt.job) > 0 && !applier.dry_run()) {
@@ -124,8 +175,7 @@ ApplyReport ApplyDecisions(const Decisions& decisions, const BuiltSnapshot& buil
     }
   }
 
-  // 3. Starts: pin the nodes, then release. Slurm needs one node per replica of a multi-node
-  // job; gpupool may put two replicas on one node, which a Slurm job cannot express.
+  // 3. Starts: pin the nodes, then release. Those Slurm cannot carry out (above) stay held.
   for (const StartDecision& start : decisions.starts) {
     const auto facts = built.jobs.find(start.job);
     if (facts == built.jobs.end()) {
@@ -133,18 +183,12 @@ ApplyReport ApplyDecisions(const Decisions& decisions, const BuiltSnapshot& buil
           absl::StrCat("Start of job ", start.job, ": not a job of the snapshot (not applied)"));
       continue;
     }
-    const std::string node_list = NodeListOf(start);
-    const int64_t distinct =
-        static_cast<int64_t>(std::count(node_list.begin(), node_list.end(), ',')) + 1;
-    if (distinct != facts->second.node_count ||
-        static_cast<int64_t>(start.placements.size()) != facts->second.node_count) {
-      const std::string why =
-          absl::StrCat("gpupool placed its ", start.placements.size(), " replicas on ", distinct,
-                       " node(s) (", node_list, "); Slurm runs one per node: left held");
-      report.not_applied.push_back(absl::StrCat("Start of job ", start.job, ": ", why));
-      applier.SetStatus(start.job, facts->second.user_comment, facts->second.comment, why);
+    if (const auto held = left_held.find(start.job); held != left_held.end()) {
+      report.not_applied.push_back(absl::StrCat("Start of job ", start.job, ": ", held->second));
+      applier.SetStatus(start.job, facts->second.user_comment, facts->second.comment, held->second);
       continue;
     }
+    const std::string node_list = NodeListOf(start);
     const std::string comment =
         JoinComment(facts->second.user_comment, absl::StrCat("started on ", node_list));
     if (applier.Change({"scontrol", "update", absl::StrCat("JobId=", start.job),

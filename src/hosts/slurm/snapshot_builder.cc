@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "hosts/slurm/slurm_text.h"
 
 namespace gpupool::slurm {
@@ -212,6 +213,9 @@ absl::StatusOr<BuiltSnapshot> BuildSnapshot(const SlurmState& state, const Adapt
     std::string slurm_state = slurm_node.state;
     for (const std::string& flag : slurm_node.state_flags) absl::StrAppend(&slurm_state, "+", flag);
     node.labels.push_back({"slurm_partitions", absl::StrJoin(in_managed, ",")});
+    // With several managed partitions, a job runs only on the nodes of its own, as Slurm would
+    // have it: the node belongs to the root queues of the managed partitions it is in.
+    if (managed.size() > 1) node.owner_queues = in_managed;
     node.labels.push_back({"slurm_state", slurm_state});
     absl::StatusOr<std::vector<Gres>> used = ParseGresList(slurm_node.gres_used);
     if (!used.ok()) return absl::InvalidArgumentError(where + std::string(used.status().message()));
@@ -241,9 +245,25 @@ absl::StatusOr<BuiltSnapshot> BuildSnapshot(const SlurmState& state, const Adapt
   std::map<std::string, std::vector<int32_t>> explained_gpus;  // per node, by snapshot jobs
   std::map<std::string, int64_t> explained_cpus;
   for (const SlurmJob* slurm_job : sorted) {
-    if (managed.count(slurm_job->partition) == 0) continue;
     const std::string id = absl::StrCat(slurm_job->job_id);
     const CommentParts comment = SplitComment(slurm_job->comment);
+    if (managed.count(slurm_job->partition) == 0) {
+      // A held job submitted to several partitions, one of them managed: Slurm may run it on
+      // either, so gpupool does not take it, and says so.
+      const std::vector<std::string> parts = absl::StrSplit(slurm_job->partition, ',');
+      const bool one_managed = std::any_of(
+          parts.begin(), parts.end(), [&](const std::string& p) { return managed.count(p) > 0; });
+      if (parts.size() > 1 && one_managed && IsHeld(*slurm_job)) {
+        built.unmapped.push_back(
+            {.id = id,
+             .why = absl::StrCat("submitted to several partitions (", slurm_job->partition,
+                                 "): gpupool schedules jobs of one managed partition; submit "
+                                 "with -p naming it alone"),
+             .user_comment = comment.user,
+             .comment = slurm_job->comment});
+      }
+      continue;
+    }
     const bool running = slurm_job->job_state == "RUNNING";
     const bool held = IsHeld(*slurm_job);
     if (!running && !held) {
