@@ -438,8 +438,8 @@ std::string VictimRules::WhyKept(int32_t j, int32_t v) const {
           index_.queue(mine).id, index_.queue(side).id, c.usage, c.guarantee);
     case Refusal::kNoLoop:
       return fmt::format(
-          "the no-loop rule: after evicting {}, queue {} would be {} milli-GPUs above its "
-          "entitlement, more than queue {} ({})",
+          "the no-loop rule keeps {0}: with {0} evicted and this job started, queue {1} would be "
+          "{2} milli-GPUs above its entitlement, more than queue {3} ({4})",
           victim.id, index_.queue(mine).id, c.mine_over, index_.queue(side).id,
           c.usage - milli - c.entitlement);
   }
