@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -515,7 +516,18 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--window-days", flags->window_days, "Length of the replay window (14)");
   cmd->add_option("--arrivals", flags->arrivals,
                   "Take the arrival order from an FGD replay file (base_pod column)");
-  cmd->add_option("--inflation", flags->inflation, "Target GPU request / cluster GPUs (1.3)");
+  cmd->add_option("--inflation", flags->inflation,
+                  "Target GPU request / cluster GPUs, above 0 and at most 100 (1.3)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            char* end = nullptr;
+            const double ratio = std::strtod(text.c_str(), &end);
+            if (text.empty() || *end != '\0' || !(ratio > 0 && ratio <= 100)) {
+              return "must be a number above 0 and at most 100, got " + text;
+            }
+            return "";
+          },
+          "RATIO"));
   cmd->add_option("--seeds", flags->seeds, "Seeds: N, N-M or a comma list (42-51)");
   cmd->add_option("--policy", flags->policy, "Policy names, comma-separated, or all (all)");
   cmd->add_option("--json", flags->json, "Write the results as JSON");
@@ -524,9 +536,11 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
                   "Write a self-contained HTML report (both protocols; replay: metrics, JCT "
                   "distribution, per-queue share over time)");
   cmd->add_option("--engine", flags->engine,
-                  "incremental (default) or schedule (gpupool::Schedule() per pod; slow)");
+                  "incremental (default) or schedule (gpupool::Schedule() per pod; slow)")
+      ->check(CLI::IsMember({"incremental", "schedule"}));
   cmd->add_option("--synthetic-pods", flags->synthetic_pods,
-                  "Pods in the synthetic workload (8152)");
+                  "Pods in the synthetic workload, 1 to 1,000,000 (8152)")
+      ->check(CLI::Range(1, 1'000'000));
   cmd->add_option("--prices", flags->prices,
                   "--protocol replay: prices per GPU model, cost centers and who pays for "
                   "preemption (JSON, docs/accounting.md); default: every GPU costs 0");

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -254,6 +255,7 @@ absl::StatusOr<Trace> ParseTrace(std::string_view text, std::string_view file) {
   std::string_view line;
   bool header = false;
   Trace trace;
+  std::set<std::string> node_ids, pod_ids;
   while (lines.Next(&line)) {
     if (line.empty() || line[0] == '#') continue;
     const RowError err(file, lines.number());
@@ -278,6 +280,7 @@ absl::StatusOr<Trace> ParseTrace(std::string_view text, std::string_view file) {
       SimNode n;
       if (f[1].empty()) return err.Bad("id", "a node id", f[1]);
       n.id = std::string(f[1]);
+      if (!node_ids.insert(n.id).second) return err.Bad("id", "a node id not used before", f[1]);
       n.gpu_model = std::string(f[2]);
       int64_t gpus = 0;
       absl::Status s = ParseCount(f[3], "gpus", err, &gpus);
@@ -294,6 +297,7 @@ absl::StatusOr<Trace> ParseTrace(std::string_view text, std::string_view file) {
       SimPod p;
       if (f[1].empty()) return err.Bad("id", "a pod id", f[1]);
       p.id = std::string(f[1]);
+      if (!pod_ids.insert(p.id).second) return err.Bad("id", "a pod id not used before", f[1]);
       std::optional<int64_t> arrival;
       absl::Status s = ParseOptional(f[2], "arrival_s", err, &arrival);
       if (s.ok()) s = ParseOptional(f[3], "duration_s", err, &p.duration_s);
