@@ -139,8 +139,15 @@ void RegisterSlurmCommand(CLI::App& app, int* exit_code) {
   once->excludes(interval);
   command->add_option("--policy", args->policy_path,
                       "Policy JSON file (default: the built-in default policy)");
-  command->add_option("--partition", args->partitions,
-                      "Managed partition(s), comma-separated (default: gpupool)");
+  command
+      ->add_option("--partition", args->partitions,
+                   "Managed partition(s), comma-separated (default: gpupool)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            const std::vector<std::string> names = absl::StrSplit(text, ',', absl::SkipEmpty());
+            return names.empty() ? "names no partition" : "";
+          },
+          "NAME[,NAME]"));
   command
       ->add_option("--queue-by", args->queue_by,
                    "Leaf queue under each partition: the job's account or its qos")
