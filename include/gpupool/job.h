@@ -34,6 +34,11 @@ struct TopologyConstraint {
   // when it is "node".
   std::optional<std::string> gang_level;
   Strictness gang_strictness = Strictness::kRequired;
+  // If set (>= 1), at most this many replicas of the group on one node: 1 spreads them over
+  // distinct nodes, as a host that runs one process per node needs (Slurm's `-N`). Always
+  // required. It binds the placements the engine makes; a running job's placement is taken as
+  // the host gives it. Replicas of the job's other groups do not count.
+  std::optional<int32_t> max_replicas_per_node;
 };
 
 // A set of identical replicas inside a job. A job's groups together form one gang: they start

@@ -94,7 +94,54 @@ bool GangLevelRequired(const JobInfo& info) {
   return false;
 }
 
+// The first group (in name order) whose max_replicas_per_node spreads its required replicas over
+// two nodes or more, or null.
+const TaskGroup* SpreadGroup(const Job& job) {
+  const TaskGroup* found = nullptr;
+  for (const TaskGroup& group : job.groups) {
+    const std::optional<int32_t>& most = group.topology.max_replicas_per_node;
+    if (!most.has_value() || group.MinReplicas() <= *most) continue;
+    if (found == nullptr || group.name < found->name) found = &group;
+  }
+  return found;
+}
+
 }  // namespace
+
+std::string Placer::SpreadNeverFits(int32_t j, const Eligibility& e) const {
+  const JobInfo& info = index_.job(j);
+  const bool per_domain = GangLevelRequired(info) && info.gang_level != index_.node_level();
+  for (int32_t g : info.groups_by_name) {
+    const TaskGroup& group = info.job->groups[g];
+    const std::optional<int32_t>& most = group.topology.max_replicas_per_node;
+    if (!most.has_value() || group.MinReplicas() <= *most) continue;
+    const int64_t needed = (int64_t{group.MinReplicas()} + *most - 1) / *most;
+    // Eligible nodes that could hold one replica when empty: in all, and per gang domain.
+    int64_t total = 0;
+    std::vector<int64_t> per(per_domain ? index_.domain_count(info.gang_level) : 0, 0);
+    for (int32_t n : e.nodes) {
+      if (!FitsOnEmptyNode(group, n)) continue;
+      ++total;
+      if (per_domain) {
+        const int32_t d = index_.node_domain(n, info.gang_level);
+        if (d != kNone) ++per[d];
+      }
+    }
+    const int64_t best =
+        per_domain ? (per.empty() ? 0 : *std::max_element(per.begin(), per.end())) : total;
+    if (best >= needed) continue;
+    const std::string nodes =
+        fmt::format("{} eligible node{} of {}", best, best == 1 ? "" : "s", ModelList(info));
+    const std::string what = per_domain ? fmt::format("no {} has more than {} that can hold one",
+                                                      LevelName(index_, info.gang_level), nodes)
+                                        : fmt::format("only {} can hold one", nodes);
+    return fmt::format(
+        "group {} needs its {} replicas on at least {} nodes (at most {} per node, "
+        "topology.max_replicas_per_node), and {}, even when empty",
+        group.name, group.MinReplicas(), needed, *most, what);
+  }
+  return "";
+}
 
 bool Placer::FitsOnEmptyNode(const TaskGroup& group, int32_t n) const {
   const Node& node = index_.node(n);
@@ -234,6 +281,7 @@ PendingDecision Placer::Diagnose(int32_t j) {
   // Could the gang ever fit, on an empty pool?
   bool ever_fits = false;
   bool domain_too_small = false;
+  std::string too_few_nodes;  // why a group's replicas cannot spread out enough, if they cannot
   for (size_t i = 0; i < models.size() && !ever_fits; ++i) {
     const Eligibility& e = *eligible[i];
     bool all_groups = true;
@@ -257,6 +305,15 @@ PendingDecision Placer::Diagnose(int32_t j) {
       ever_fits = largest >= info.gang_milli;
       domain_too_small = !ever_fits;
     }
+    if (ever_fits) {
+      too_few_nodes = SpreadNeverFits(j, e);
+      ever_fits = too_few_nodes.empty();
+    }
+  }
+  if (!ever_fits && !too_few_nodes.empty()) {
+    out.reason = PendingReason::kNeverFits;
+    out.detail = std::move(too_few_nodes);
+    return out;
   }
   if (!ever_fits && domain_too_small) {
     out.reason = PendingReason::kNeverFits;
@@ -368,6 +425,29 @@ PendingDecision Placer::Diagnose(int32_t j) {
       out.detail =
           fmt::format("{} are free in total, but no single {} has room for the whole gang ({})",
                       Gpus(best_free_gpu), level, Gpus(info.gang_milli));
+      return out;
+    }
+  }
+
+  // Would it fit without topology.max_replicas_per_node?
+  if (const TaskGroup* spread = SpreadGroup(job); spread != nullptr) {
+    bool fits_unspread = false;
+    ignore_replica_spread_ = true;
+    for (int32_t m : models) {
+      const WorkingState::Mark mark = state_.Checkpoint();
+      building_.clear();
+      fits_unspread = PlaceGang(j, m);
+      state_.Rollback(mark);
+      building_.clear();
+      if (fits_unspread) break;
+    }
+    ignore_replica_spread_ = false;
+    if (fits_unspread) {
+      out.reason = PendingReason::kTopology;
+      out.detail = fmt::format(
+          "{} are free in total, but group {} may have at most {} of its replicas on one node "
+          "(topology.max_replicas_per_node), and not enough nodes have room for them",
+          Gpus(best_free_gpu), spread->name, *spread->topology.max_replicas_per_node);
       return out;
     }
   }

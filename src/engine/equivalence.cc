@@ -18,7 +18,8 @@ bool SameGroupShape(const TaskGroup& a, const TaskGroup& b) {
          a.topology.replica_scope == b.topology.replica_scope &&
          a.topology.replica_strictness == b.topology.replica_strictness &&
          a.topology.gang_level == b.topology.gang_level &&
-         a.topology.gang_strictness == b.topology.gang_strictness;
+         a.topology.gang_strictness == b.topology.gang_strictness &&
+         a.topology.max_replicas_per_node == b.topology.max_replicas_per_node;
 }
 
 }  // namespace
@@ -78,6 +79,7 @@ uint64_t EquivalenceCache::ShapeHash(int32_t j) const {
     add(static_cast<uint64_t>(group.topology.replica_scope) * 4 +
         static_cast<uint64_t>(group.topology.replica_strictness) * 2 +
         static_cast<uint64_t>(group.topology.gang_strictness));
+    add(static_cast<uint64_t>(group.topology.max_replicas_per_node.value_or(0)));
   }
   return h;
 }

@@ -204,6 +204,10 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
       h.Int(group.topology.gang_level.has_value() ? 1 : 0);
       if (group.topology.gang_level) h.Str(*group.topology.gang_level);
       h.Int(static_cast<int64_t>(group.topology.gang_strictness));
+      if (group.topology.max_replicas_per_node.has_value()) {
+        h.Str("max_replicas_per_node");
+        h.Int(*group.topology.max_replicas_per_node);
+      }
     }
     h.Int(job.preemptible ? 1 : 0);
     h.Int(job.checkpointing.interval_s);

@@ -97,6 +97,10 @@ bool Placer::SearchGang(int32_t j, int32_t model, Scope scope) {
     int64_t room = 0;
     for (int32_t n : list) {
       int64_t on_node = groups[slot.group].MinReplicas();
+      if (const std::optional<int32_t>& most = groups[slot.group].topology.max_replicas_per_node;
+          most.has_value() && !ignore_replica_spread_) {
+        on_node = std::min<int64_t>(on_node, *most);
+      }
       if (request.gpu_milli > 0)
         on_node = std::min(on_node, state_.node_free_gpu(n) / request.gpu_milli);
       if (request.cpu_milli > 0)

@@ -419,6 +419,13 @@ int32_t Placer::ScanForNode(int32_t j, const TaskGroup& group,
   return best;
 }
 
+int32_t Placer::ReplicasOn(const TaskGroup& group, int32_t n) const {
+  const std::string& node = index_.node(n).id;
+  return static_cast<int32_t>(std::count_if(
+      building_.begin(), building_.end(),
+      [&](const ReplicaPlacement& p) { return p.node == node && p.group == group.name; }));
+}
+
 bool Placer::FitsOnNode(int32_t j, const TaskGroup& group, int32_t n, std::vector<int32_t>& gpus) {
   ++counters_.candidates_evaluated;
   gpus.clear();
@@ -440,6 +447,10 @@ bool Placer::FitsOnNode(int32_t j, const TaskGroup& group, int32_t n, std::vecto
   }
   if (state_.node_free_cpu(n) < request.cpu_milli ||
       state_.node_free_memory(n) < request.memory_mib) {
+    return false;
+  }
+  if (group.topology.max_replicas_per_node.has_value() && !ignore_replica_spread_ &&
+      ReplicasOn(group, n) >= *group.topology.max_replicas_per_node) {
     return false;
   }
   const int64_t count = request.GpuCount();

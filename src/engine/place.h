@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -110,6 +111,8 @@ class Placer {
   // Finds the GPUs a replica of `request` would take on node n, into `gpus`; false if it does
   // not fit there now.
   bool FitsOnNode(int32_t j, const TaskGroup& group, int32_t n, std::vector<int32_t>& gpus);
+  // Replicas of `group` the gang being built has on node n (topology.max_replicas_per_node).
+  int32_t ReplicasOn(const TaskGroup& group, int32_t n) const;
   bool ChooseWholeGpus(int32_t n, int64_t count, bool allow_span, std::vector<int32_t>& gpus);
 
   // Best node for the replica among `candidates` (scan), or kNone.
@@ -142,6 +145,10 @@ class Placer {
   // May job j use spot nodes (spot.h)?
   bool SpotOk(int32_t j) const { return spot_ok_.empty() || spot_ok_[j] != 0; }
   bool FitsOnEmptyNode(const TaskGroup& group, int32_t n) const;
+  // Why no placement on the nodes of `e` could ever spread a group of job j as its
+  // topology.max_replicas_per_node asks (too few nodes that can hold a replica, in the pool or
+  // in any one domain of a required gang level), or "" if that is not what stops it.
+  std::string SpreadNeverFits(int32_t j, const Eligibility& e) const;
 
   const SnapshotIndex& index_;
   WorkingState& state_;
@@ -159,6 +166,8 @@ class Placer {
   const WindowGate* windows_ = nullptr;
   // Placements of the gang being built; truncated with the state on rollback.
   std::vector<ReplicaPlacement> building_;
+  // While set (by Diagnose()), topology.max_replicas_per_node is not applied.
+  bool ignore_replica_spread_ = false;
   // Limit blocks met by the last TryStart(), per model tried.
   std::optional<LimitBlock> last_limit_block_;
   bool last_all_limited_ = false;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -159,6 +160,8 @@ class JobValidator {
       }
     }
 
+    GPUPOOL_RETURN_IF_ERROR(CheckSpreadFitsGang(job, groups));
+
     const Checkpointing& ckpt = job.checkpointing;
     GPUPOOL_RETURN_IF_ERROR(
         CheckQuantityF(ckpt.interval_s, "jobs[{}].checkpointing.interval_s", id));
@@ -205,6 +208,26 @@ class JobValidator {
         return CheckRunning(job, groups);
     }
     return Invalid("jobs[{}].state: unknown value {}", id, static_cast<int>(job.state));
+  }
+
+  // A required gang_level "node" puts every replica on one node: a group allowing fewer of its
+  // required replicas per node could never start.
+  absl::Status CheckSpreadFitsGang(const Job& job, const std::vector<const TaskGroup*>& groups) {
+    const bool one_node = std::any_of(groups.begin(), groups.end(), [](const TaskGroup* g) {
+      return g->topology.gang_level == "node" &&
+             g->topology.gang_strictness == Strictness::kRequired;
+    });
+    if (!one_node) return absl::OkStatus();
+    for (const TaskGroup* group : groups) {
+      const std::optional<int32_t>& most = group->topology.max_replicas_per_node;
+      if (most.has_value() && *most < group->MinReplicas()) {
+        return Invalid(
+            "jobs[{}].groups[{}].topology.max_replicas_per_node: {} is below the group's {} "
+            "required replicas, which gang_level \"node\" (required) puts on one node",
+            job.id, group->name, *most, group->MinReplicas());
+      }
+    }
+    return absl::OkStatus();
   }
 
   absl::Status CheckGroup(const Job& job, const TaskGroup& group) {
@@ -288,6 +311,10 @@ class JobValidator {
             "jobs[{}].groups[{}].topology.gang_level: unknown topology level \"{}\"", id, name,
             level);
       }
+    }
+    if (topology.max_replicas_per_node.has_value() && *topology.max_replicas_per_node < 1) {
+      return Invalid("jobs[{}].groups[{}].topology.max_replicas_per_node: must be >= 1, got {}", id,
+                     name, *topology.max_replicas_per_node);
     }
     return absl::OkStatus();
   }

@@ -205,6 +205,8 @@ void VictimSearch::SetNeed(const JobInfo& info) {
   need_.cpu_milli = request.cpu_milli;
   need_.memory_mib = request.memory_mib;
   need_.replicas = largest->MinReplicas();
+  need_.per_node =
+      largest->topology.max_replicas_per_node.value_or(std::numeric_limits<int32_t>::max());
   need_.one_island = need_.milli_per_gpu >= kMilliPerGpu &&
                      largest->topology.replica_scope == ReplicaScope::kIsland &&
                      largest->topology.replica_strictness == Strictness::kRequired;
@@ -327,8 +329,7 @@ void VictimSearch::AddPoolScope(int32_t j, int32_t model, std::vector<int32_t> o
 // --- The estimate. ---
 
 int64_t VictimSearch::Fit(int32_t n) const {
-  constexpr int64_t kMany = std::numeric_limits<int32_t>::max();
-  int64_t fit = kMany;
+  int64_t fit = need_.per_node;
   if (need_.cpu_milli > 0) {
     fit = std::min(fit, (state_.node_free_cpu(n) + freed_cpu_[n]) / need_.cpu_milli);
   }

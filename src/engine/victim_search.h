@@ -93,6 +93,8 @@ class VictimSearch {
   struct Need {
     int64_t milli_per_gpu = 0, gpu_count = 0, gpu_memory_mib = 0, cpu_milli = 0, memory_mib = 0;
     int64_t replicas = 0;
+    // At most this many replicas on one node (topology.max_replicas_per_node).
+    int64_t per_node = std::numeric_limits<int32_t>::max();
     // Whole GPUs that must all come from one island of the node.
     bool one_island = false;
   };

@@ -171,6 +171,7 @@ absl::Status ReadTopologyConstraint(JsonValue value, const Path& path, TopologyC
       {"gang_strictness",
        ReadMember<&T::gang_strictness,
                   ReadEnumOf<internal::ParseStrictness, internal::StrictnessNames>>},
+      {"max_replicas_per_node", ReadMember<&T::max_replicas_per_node, ReadOptionalInt32>},
   };
   return ReadFields(value, path, kFields, out);
 }

@@ -135,6 +135,9 @@ void WriteTaskGroup(JsonWriter& w, const TaskGroup& group) {
   w.StringField("replica_strictness", internal::StrictnessName(topology.replica_strictness));
   if (topology.gang_level.has_value()) w.StringField("gang_level", *topology.gang_level);
   w.StringField("gang_strictness", internal::StrictnessName(topology.gang_strictness));
+  if (topology.max_replicas_per_node.has_value()) {
+    w.IntField("max_replicas_per_node", *topology.max_replicas_per_node);
+  }
   w.EndObject();
   w.EndObject();
 }

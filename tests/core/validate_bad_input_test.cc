@@ -411,6 +411,17 @@ std::vector<BadCase> BadCases() {
          JobById(s, "j4").groups[0].topology.gang_strictness = static_cast<Strictness>(-1);
        },
        kInvalid, "jobs[j4].groups[main].topology.gang_strictness: unknown value -1"},
+      {"MaxReplicasPerNodeZero",
+       [](Snapshot& s) { JobById(s, "j4").groups[0].topology.max_replicas_per_node = 0; }, kInvalid,
+       "jobs[j4].groups[main].topology.max_replicas_per_node: must be >= 1, got 0"},
+      {"MaxReplicasPerNodeNegative",
+       [](Snapshot& s) { JobById(s, "j4").groups[0].topology.max_replicas_per_node = -2; },
+       kInvalid, "jobs[j4].groups[main].topology.max_replicas_per_node: must be >= 1, got -2"},
+      // j5 is a gang of 3 replicas on one node (gang_level "node", required).
+      {"MaxReplicasPerNodeBelowANodeGang",
+       [](Snapshot& s) { JobById(s, "j5").groups[0].topology.max_replicas_per_node = 2; }, kInvalid,
+       "jobs[j5].groups[main].topology.max_replicas_per_node: 2 is below the group's 3 required "
+       "replicas, which gang_level \"node\" (required) puts on one node"},
       {"CheckpointIntervalNegative",
        [](Snapshot& s) { JobById(s, "j1").checkpointing.interval_s = -1; }, kInvalid,
        "jobs[j1].checkpointing.interval_s: must be >= 0"},

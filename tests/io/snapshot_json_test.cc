@@ -62,7 +62,7 @@ Snapshot EveryFieldSnapshot() {
   g.min_replicas = 2;
   g.request = {2000, 40000, 8000, 65536};
   g.gpu_models = {"H100-80GB", "A100-80GB"};
-  g.topology = {ReplicaScope::kIsland, Strictness::kPreferred, "rack", Strictness::kPreferred};
+  g.topology = {ReplicaScope::kIsland, Strictness::kPreferred, "rack", Strictness::kPreferred, 2};
   j.groups = {g};
   j.preemptible = false;
   j.checkpointing = {1800, 1699999500, 30, 60};
@@ -149,6 +149,7 @@ TEST(SnapshotJsonTest, EveryFieldSurvivesARoundTrip) {
   EXPECT_EQ(g.topology.replica_strictness, Strictness::kPreferred);
   EXPECT_EQ(g.topology.gang_level, "rack");
   EXPECT_EQ(g.topology.gang_strictness, Strictness::kPreferred);
+  EXPECT_EQ(g.topology.max_replicas_per_node, 2);
   EXPECT_FALSE(j.preemptible);
   EXPECT_EQ(j.checkpointing.interval_s, 1800);
   EXPECT_EQ(j.checkpointing.last_checkpoint_time, 1699999500);
@@ -225,6 +226,7 @@ TEST(SnapshotJsonTest, OmittedFieldsTakeTheStructDefaults) {
   EXPECT_EQ(j.groups[0].min_replicas, std::nullopt);
   EXPECT_EQ(j.groups[0].request, ResourceRequest{});
   EXPECT_EQ(j.groups[0].topology.gang_level, std::nullopt);
+  EXPECT_EQ(j.groups[0].topology.max_replicas_per_node, std::nullopt);
 }
 
 TEST(SnapshotJsonTest, NullLeavesOptionalFieldsUnset) {
@@ -233,7 +235,8 @@ TEST(SnapshotJsonTest, NullLeavesOptionalFieldsUnset) {
                 "quotas": [{"limit_milli": null}]}],
     "jobs": [{"id": "j1", "queue": "q", "runtime_estimate_s": null, "start_time": null,
               "checkpointing": {"last_checkpoint_time": null},
-              "groups": [{"min_replicas": null, "topology": {"gang_level": null}}]}]
+              "groups": [{"min_replicas": null,
+                          "topology": {"gang_level": null, "max_replicas_per_node": null}}]}]
   })");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->queues[0].budget_milli_gpu_seconds, std::nullopt);
@@ -242,6 +245,7 @@ TEST(SnapshotJsonTest, NullLeavesOptionalFieldsUnset) {
   EXPECT_EQ(parsed->jobs[0].checkpointing.last_checkpoint_time, std::nullopt);
   EXPECT_EQ(parsed->jobs[0].groups[0].min_replicas, std::nullopt);
   EXPECT_EQ(parsed->jobs[0].groups[0].topology.gang_level, std::nullopt);
+  EXPECT_EQ(parsed->jobs[0].groups[0].topology.max_replicas_per_node, std::nullopt);
 }
 
 TEST(SnapshotJsonTest, KeysMayComeInAnyOrder) {
@@ -416,6 +420,13 @@ TEST(SnapshotJsonTest, ErrorsNameThePathAndTheProblem) {
        "preferred)"},
       {R"({"jobs": [{"id": "j", "queue": "q", "groups": [{"topology": {"gang_level": 1}}]}]})",
        "jobs[0].groups[0].topology.gang_level: expected a string"},
+      {R"({"jobs": [{"id": "j", "queue": "q",
+                     "groups": [{"topology": {"max_replicas_per_node": "1"}}]}]})",
+       "jobs[0].groups[0].topology.max_replicas_per_node: expected an integer"},
+      {R"({"jobs": [{"id": "j", "queue": "q",
+                     "groups": [{"topology": {"max_replicas_per_node": 4294967296}}]}]})",
+       "jobs[0].groups[0].topology.max_replicas_per_node: integer out of range (must fit in 32 "
+       "bits)"},
       {R"({"jobs": [{"id": "j", "queue": "q", "groups": [], "state": "done"}]})",
        "jobs[0].state: unknown value \"done\" (expected pending, running)"},
       {R"({"jobs": [{"id": "j", "queue": "q", "groups": [], "checkpointing": {"every": 5}}]})",

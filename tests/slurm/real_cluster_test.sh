@@ -3,7 +3,8 @@
 #
 # Brings up munged, slurmctld and 4 slurmd (8 GPUs each, GRES on fake devices) on 127.0.0.1 with
 # examples/slurm/cluster.sh, then:
-#   1. placement: held jobs of several GPU sizes and priorities plus a 2-node gang; `gpupool
+#   1. placement: held jobs of several GPU sizes and priorities plus two 2-node gangs (of whole
+#      nodes, and of half nodes, which must get two distinct nodes); `gpupool
 #      slurm --once` cycles start them; every job must run exactly on the nodes of its Start
 #      decision (checked from the tasks' own output and from scontrol) and finish;
 #   2. preemption: 4 whole-node jobs fill the partition; a high-priority job arrives; the cycle
@@ -92,7 +93,8 @@ B=$(submit four 4 --gres=gpu:4)
 C=$(submit two-urgent 4 --gres=gpu:2 --nice=-5)
 D=$(submit one 4 --gres=gpu:1)
 E=$(submit six 4 --gres=gpu:h100:6 -t 5)
-JOBS="$A $B $C $D $E"
+F=$(submit gang-2x4 4 -N2 --gres=gpu:h100:4)
+JOBS="$A $B $C $D $E $F"
 sleep 2
 for j in $JOBS; do
   [ "$(state "$j")" = PENDING ] || fail "held job $j started by itself: $(state "$j")"
@@ -122,7 +124,9 @@ for j in $JOBS; do
 done
 gpus=$(grep -c "^task job=$C .*gpus=[0-9],[0-9]$" "$LAB/jobs/$C.out")
 [ "$gpus" = 1 ] || fail "job $C should have seen 2 GPUs: $(cat "$LAB/jobs/$C.out")"
-echo "  all 5 jobs ran where gpupool chose and completed"
+[ "$(tr ',' '\n' <<<"${WANT[$F]}" | wc -l)" = 2 ] ||
+  fail "job $F (2 nodes x 4 GPUs) was placed on ${WANT[$F]}, not on two nodes"
+echo "  all 6 jobs ran where gpupool chose and completed"
 
 echo "== 2. preemption: a high-priority job arrives in a full partition"
 # The fillers work 40 s: long enough to be still running when the checks after the preemption

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gpupool/io/json.h"
 #include "gpupool/schedule.h"
@@ -275,22 +276,66 @@ TEST(SlurmCycleTest, CommentsAreWrittenOnlyWhenTheyChange) {
   EXPECT_THAT(again.Changes(), ::testing::IsEmpty());
 }
 
-TEST(SlurmCycleTest, TwoReplicasOnOneNodeAreNotApplied) {
-  // One free node with 8 GPUs; a 2-node job of 4 GPUs per node. gpupool may put both replicas
-  // on the one node: a Slurm job runs one task group per node, so the adapter leaves it held.
-  FakeRunner runner;
-  runner.Answer("sinfo --json", std::string(R"js({"nodes": [
-    {"name": "n1", "state": "idle", "partitions": ["gpupool"], "cpus": 16, "gres": "gpu:h100:8",
-     "gres_used": "gpu:h100:0(IDX:N/A)"}]})js"));
-  runner.Answer("squeue --json", std::string(R"js({"jobs": [
+// A 2-node job of 4 GPUs per node: Slurm runs its share of each node there, so the adapter asks
+// for one replica per node (topology.max_replicas_per_node 1). With one free 8-GPU node it waits,
+// told why, though the node has room for both halves; with a second node it starts on both.
+TEST(SlurmCycleTest, AMultiNodeJobGetsOneReplicaPerNode) {
+  const std::string squeue = R"js({"jobs": [
     {"job_id": 21, "partition": "gpupool", "job_state": "PENDING", "state_reason": "JobHeldUser",
-     "priority": 0, "tres_per_node": "gres:gpu:4", "node_count": 2, "cpus": 2, "comment": ""}]})js"));
-  runner.Answer("scontrol -o show partition",
-                std::string("PartitionName=gpupool Nodes=n1 PriorityTier=1 State=UP\n"));
-  absl::StatusOr<CycleResult> cycle = RunCycle(runner, AdapterOptions{}, Policy{}, 100, false);
-  ASSERT_TRUE(cycle.ok()) << cycle.status();
-  ASSERT_EQ(cycle->decisions.starts.size(), 1u);
-  EXPECT_THAT(cycle->report.not_applied,
+     "priority": 0, "tres_per_node": "gres:gpu:4", "node_count": 2, "cpus": 2, "comment": ""}]})js";
+  auto node = [](const char* name) {
+    return absl::StrCat(R"js({"name": ")js", name,
+                        R"js(", "state": "idle", "partitions": ["gpupool"], "cpus": 16,
+                        "gres": "gpu:h100:8", "gres_used": "gpu:h100:0(IDX:N/A)"})js");
+  };
+  {
+    SCOPED_TRACE("one node");
+    FakeRunner runner;
+    runner.Answer("sinfo --json", absl::StrCat(R"({"nodes": [)", node("n1"), "]}"));
+    runner.Answer("squeue --json", squeue);
+    runner.Answer("scontrol -o show partition",
+                  std::string("PartitionName=gpupool Nodes=n1 PriorityTier=1 State=UP\n"));
+    absl::StatusOr<CycleResult> cycle = RunCycle(runner, AdapterOptions{}, Policy{}, 100, false);
+    ASSERT_TRUE(cycle.ok()) << cycle.status();
+    EXPECT_THAT(cycle->decisions.starts, ::testing::IsEmpty());
+    EXPECT_THAT(cycle->report.not_applied, ::testing::IsEmpty());
+    EXPECT_THAT(runner.Changes(),
+                ElementsAre("scontrol update JobId=21 'Comment=gpupool: waiting: never-fits: "
+                            "group main needs its 2 replicas on at least 2 nodes (at most 1 per "
+                            "node, topology.max_replicas_per_node), and only 1 eligible node of "
+                            "any model can hold one, even when empty'"));
+  }
+  {
+    SCOPED_TRACE("two nodes");
+    FakeRunner runner;
+    runner.Answer("sinfo --json",
+                  absl::StrCat(R"({"nodes": [)", node("n1"), ", ", node("n2"), "]}"));
+    runner.Answer("squeue --json", squeue);
+    runner.Answer("scontrol -o show partition",
+                  std::string("PartitionName=gpupool Nodes=n1,n2 PriorityTier=1 State=UP\n"));
+    absl::StatusOr<CycleResult> cycle = RunCycle(runner, AdapterOptions{}, Policy{}, 100, false);
+    ASSERT_TRUE(cycle.ok()) << cycle.status();
+    EXPECT_THAT(cycle->report.not_applied, ::testing::IsEmpty());
+    EXPECT_THAT(runner.Changes(),
+                ElementsAre("scontrol update JobId=21 NodeList=n1,n2 StartTime=now "
+                            "'Comment=gpupool: started on n1,n2'",
+                            "scontrol release 21"));
+  }
+}
+
+// Decisions made elsewhere (another policy, a host scorer) may still put two replicas of a job
+// on one node: Slurm runs one task group per node, so the adapter leaves the job held.
+TEST(SlurmCycleTest, TwoReplicasOnOneNodeAreNotApplied) {
+  BuiltSnapshot built;
+  built.jobs["21"] = JobFacts{};
+  built.jobs["21"].node_count = 2;
+  Decisions decisions;
+  decisions.starts.push_back({.job = "21",
+                              .placements = {{"main", 0, "n1", {0, 1, 2, 3}, 1000},
+                                             {"main", 1, "n1", {4, 5, 6, 7}, 1000}}});
+  FakeRunner runner;
+  const ApplyReport report = ApplyDecisions(decisions, built, runner, /*dry_run=*/false);
+  EXPECT_THAT(report.not_applied,
               ElementsAre("Start of job 21: gpupool placed its 2 replicas on 1 node(s) (n1); "
                           "Slurm runs one per node: left held"));
   EXPECT_THAT(runner.Changes(),

@@ -303,6 +303,8 @@ absl::StatusOr<BuiltSnapshot> BuildSnapshot(const SlurmState& state, const Adapt
     job.submit_time = std::max<int64_t>(slurm_job->submit_time, 0);
     TaskGroup group;
     group.replicas = static_cast<int32_t>(std::clamp<int64_t>(slurm_job->node_count, 1, 100000));
+    // Slurm runs a job's share of each of its K nodes there: one replica per node.
+    if (group.replicas > 1) group.topology.max_replicas_per_node = 1;
     if (gpus.ok()) {
       group.request.gpu_milli = gpus->per_node * 1000;
       if (!gpus->type.empty()) group.gpu_models = {gpus->type};
