@@ -56,8 +56,10 @@ struct Queue {
   // caps its fair-share entitlement at its guarantee; it is not a limit (its jobs may still start
   // on idle GPUs beyond it, as borrowed capacity): use Quota::limit_milli for that.
   bool can_borrow = true;
-  // Not acted on (recorded, and part of the input fingerprint): other queues may always use a
-  // queue's unused guarantee, which the queue takes back by reclaim across queues.
+  // May other queues use the queue's unused guarantee? False holds it for the queue's subtree:
+  // jobs of other queues may not start on it, and fair share does not divide it among them
+  // (docs/fair-share.md, "Queues that do not lend"). Work already running on it stays until
+  // reclaim across queues takes it back.
   bool can_lend = true;
   Isolation isolation = Isolation::kNone;
   // Free-form labels, key=value (the key in TopologyLabel::level, as for Node::labels). Keys are

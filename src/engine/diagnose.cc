@@ -352,6 +352,24 @@ PendingDecision Placer::Diagnose(int32_t j) {
     return out;
   }
 
+  if (last_all_limited_ && last_lending_block_) {
+    const LendingBlock& block = *last_lending_block_;
+    out.reason = PendingReason::kQueueLimit;
+    out.queue = index_.queue(block.queue).id;
+    out.gpu_model = block.slot == index_.any_model_slot() ? std::string(kAnyGpuModel)
+                                                          : index_.model(block.slot).name;
+    out.shortfall_milli = block.shortfall_milli;
+    out.detail = fmt::format(
+        "starting the job ({} milli-GPUs) would use capacity held for queues that do not lend "
+        "their unused guarantee (can_lend: false): of the {} milli-GPUs free on {}, {} are held "
+        "for queue {}{}",
+        info.gang_milli, block.free_milli,
+        out.gpu_model == kAnyGpuModel ? std::string("all models") : out.gpu_model, block.held_milli,
+        out.queue,
+        block.holders > 1 ? fmt::format(" and {} other queues", block.holders - 1) : std::string());
+    return out;
+  }
+
   // Free capacity on eligible nodes, on the best model: from the working state's per-model
   // aggregates unless owner restrictions make the eligible set differ from the open nodes.
   int64_t best_free_gpu = 0, best_free_cpu = 0;

@@ -3,12 +3,95 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "fair_share.h"
 #include "fmt/format.h"
 #include "internal/saturating.h"
 
 namespace gpupool::internal {
+namespace {
+
+__extension__ typedef __int128 I128;
+
+// Queues that do not lend (Queue::can_lend false, lending.h) keep their unused guarantee: what
+// their subtree's demand falls short of it is added to their own demand, so that the division
+// does not hand it to other queues. Per model, its guarantee for the model; then its guarantees
+// summed (the "*" one on top of the per-model ones) against its demand summed over the models,
+// the rest spread over the models in proportion to their capacity (largest remainders, ties to
+// the lower model). Queues are taken deepest first, so that a queue's subtree demand already
+// holds what the queues below it hold. Returns what was added, per queue x model, each queue
+// with its whole subtree (to be taken out of the demand reported).
+std::vector<int64_t> HoldUnlentGuarantees(const SnapshotIndex& index, FairShareInput& input) {
+  const int32_t queues = input.queue_count;
+  const int32_t models = input.model_count;
+  const size_t slots = static_cast<size_t>(models) + 1;
+  std::vector<int64_t> held(static_cast<size_t>(queues) * models, 0);
+  bool any_lender = false;
+  for (int32_t q = 0; q < queues; ++q) any_lender = any_lender || !index.queue(q).can_lend;
+  if (!any_lender || models == 0) return held;
+  std::vector<int32_t> depth(queues, 0), order(queues);
+  for (int32_t q = 0; q < queues; ++q) {
+    order[q] = q;
+    for (int32_t up = input.parent[q]; up != kNone; up = input.parent[up]) ++depth[q];
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&depth](int32_t a, int32_t b) { return depth[a] > depth[b]; });
+  int64_t capacity = 0;
+  for (int64_t c : input.capacity_milli) capacity = SaturatingAdd(capacity, c);
+  std::vector<int64_t> subtree = input.demand_milli;  // own demand, then with descendants'
+  for (int32_t q : order) {
+    int64_t* row = &subtree[static_cast<size_t>(q) * models];
+    int64_t* held_row = &held[static_cast<size_t>(q) * models];
+    int64_t* own = &input.demand_milli[static_cast<size_t>(q) * models];
+    if (!index.queue(q).can_lend) {
+      int64_t total_guarantee = input.guaranteed_milli[q * slots + models];
+      int64_t total_demand = 0;
+      for (int32_t m = 0; m < models; ++m) {
+        const int64_t guaranteed = input.guaranteed_milli[q * slots + m];
+        total_guarantee = SaturatingAdd(total_guarantee, guaranteed);
+        const int64_t add = std::max<int64_t>(0, guaranteed - row[m]);
+        row[m] = SaturatingAdd(row[m], add);
+        own[m] = SaturatingAdd(own[m], add);
+        held_row[m] = SaturatingAdd(held_row[m], add);
+        total_demand = SaturatingAdd(total_demand, row[m]);
+      }
+      const int64_t extra = std::max<int64_t>(0, total_guarantee - total_demand);
+      if (extra > 0 && capacity > 0) {
+        std::vector<std::pair<int64_t, int32_t>> remainders;  // (-remainder, model)
+        int64_t given = 0;
+        std::vector<int64_t> part(models, 0);
+        for (int32_t m = 0; m < models; ++m) {
+          const I128 product = static_cast<I128>(extra) * input.capacity_milli[m];
+          part[m] = static_cast<int64_t>(product / capacity);
+          given += part[m];
+          remainders.emplace_back(-static_cast<int64_t>(product % capacity), m);
+        }
+        std::sort(remainders.begin(), remainders.end());
+        for (size_t i = 0; given < extra && i < remainders.size(); ++i, ++given) {
+          ++part[remainders[i].second];
+        }
+        for (int32_t m = 0; m < models; ++m) {
+          row[m] = SaturatingAdd(row[m], part[m]);
+          own[m] = SaturatingAdd(own[m], part[m]);
+          held_row[m] = SaturatingAdd(held_row[m], part[m]);
+        }
+      }
+    }
+    const int32_t parent = input.parent[q];
+    if (parent == kNone) continue;
+    for (int32_t m = 0; m < models; ++m) {
+      int64_t& up = subtree[static_cast<size_t>(parent) * models + m];
+      up = SaturatingAdd(up, row[m]);
+      int64_t& held_up = held[static_cast<size_t>(parent) * models + m];
+      held_up = SaturatingAdd(held_up, held_row[m]);
+    }
+  }
+  return held;
+}
+
+}  // namespace
 
 Entitlements::Entitlements(const SnapshotIndex& index, const WorkingState& state,
                            const Policy& policy)
@@ -107,15 +190,16 @@ Entitlements::Entitlements(const SnapshotIndex& index, const WorkingState& state
     cell = SaturatingAdd(cell, want);
   }
 
+  const std::vector<int64_t> held = HoldUnlentGuarantees(index, input);
   const FairShareResult result = ComputeFairShare(input);
   for (int32_t q = 0; q < queues; ++q) {
     int64_t total_entitlement = 0, total_demand = 0;
     for (int32_t m = 0; m < models; ++m) {
       const size_t cell = static_cast<size_t>(q) * models + m;
       entitlement_[At(q, m)] = result.entitlement_milli[cell];
-      demand_[At(q, m)] = result.demand_milli[cell];
+      demand_[At(q, m)] = result.demand_milli[cell] - held[cell];
       total_entitlement = SaturatingAdd(total_entitlement, result.entitlement_milli[cell]);
-      total_demand = SaturatingAdd(total_demand, result.demand_milli[cell]);
+      total_demand = SaturatingAdd(total_demand, demand_[At(q, m)]);
     }
     entitlement_[At(q, any)] = total_entitlement;
     demand_[At(q, any)] = total_demand;
@@ -166,7 +250,9 @@ std::vector<QueueShare> Entitlements::Report() const {
     for (int32_t m = 0; m < index_.model_count(); ++m) order.push_back(m);
     for (int32_t slot : order) {
       const size_t at = At(q, slot);
-      if (guaranteed_[at] == 0 && usage_[at] == 0 && demand_[at] == 0) continue;
+      if (guaranteed_[at] == 0 && usage_[at] == 0 && demand_[at] == 0 && entitlement_[at] == 0) {
+        continue;
+      }
       QueueShare row;
       row.queue = index_.queue(q).id;
       row.gpu_model = slot == any ? std::string(kAnyGpuModel) : index_.model(slot).name;

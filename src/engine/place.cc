@@ -25,7 +25,11 @@ bool AllowsSpanningIslands(const TaskGroup& group) {
 
 Placer::Placer(const SnapshotIndex& index, WorkingState& state, const Policy& policy,
                Counters& counters)
-    : index_(index), state_(state), policy_(policy), counters_(counters) {
+    : index_(index),
+      state_(state),
+      policy_(policy),
+      counters_(counters),
+      lending_(index, state, policy) {
   if (policy.scorer != nullptr) {
     scorer_ = policy.scorer.get();
   } else if (policy.placement == PlacementStrategy::kExpectedWaste) {
@@ -72,6 +76,7 @@ std::optional<LimitBlock> Placer::CheckLimits(int32_t j, int32_t model, int64_t 
 std::optional<std::vector<ReplicaPlacement>> Placer::TryStart(int32_t j) {
   const JobInfo& info = index_.job(j);
   last_limit_block_.reset();
+  last_lending_block_.reset();
   last_all_limited_ = false;
   last_headroom_block_.reset();
   std::vector<int32_t> models(info.models.begin(), info.models.end());
@@ -80,6 +85,11 @@ std::optional<std::vector<ReplicaPlacement>> Placer::TryStart(int32_t j) {
   for (int32_t m : models) {
     if (auto block = CheckLimits(j, m, info.gang_milli)) {
       if (!last_limit_block_) last_limit_block_ = block;
+      ++limited;
+      continue;
+    }
+    if (auto block = lending_.Check(j, m, info.gang_milli)) {
+      if (!last_lending_block_) last_lending_block_ = block;
       ++limited;
       continue;
     }
@@ -223,7 +233,10 @@ void Placer::GrowElastic(int32_t j, int32_t model, Scope scope) {
   for (int32_t g : GroupOrder(j)) {
     const TaskGroup& group = groups[g];
     for (int32_t r = group.MinReplicas(); r < group.replicas; ++r) {
-      if (CheckLimits(j, model, group.request.gpu_milli)) return;
+      if (CheckLimits(j, model, group.request.gpu_milli) ||
+          lending_.Check(j, model, group.request.gpu_milli)) {
+        return;
+      }
       const WorkingState::Mark mark = state_.Checkpoint();
       const size_t built = building_.size();
       if (!PlaceReplica(j, g, r, model, scope)) {

@@ -29,6 +29,7 @@
 #include "gpupool/decisions.h"
 #include "gpupool/policy.h"
 #include "headroom.h"
+#include "lending.h"
 #include "maintenance.h"
 #include "snapshot_index.h"
 #include "working_state.h"
@@ -61,11 +62,16 @@ class Placer {
   // try found, so that its reason is the one the next cycle gives.
   struct LimitsFound {
     std::optional<LimitBlock> block;
+    // A model refused because the start would use capacity held for queues that do not lend.
+    std::optional<LendingBlock> lending;
     bool all_limited = false;
   };
-  LimitsFound limits_found() const { return {last_limit_block_, last_all_limited_}; }
+  LimitsFound limits_found() const {
+    return {last_limit_block_, last_lending_block_, last_all_limited_};
+  }
   void set_limits_found(const LimitsFound& found) {
     last_limit_block_ = found.block;
+    last_lending_block_ = found.lending;
     last_all_limited_ = found.all_limited;
   }
 
@@ -170,7 +176,10 @@ class Placer {
   bool ignore_replica_spread_ = false;
   // Limit blocks met by the last TryStart(), per model tried.
   std::optional<LimitBlock> last_limit_block_;
+  std::optional<LendingBlock> last_lending_block_;
   bool last_all_limited_ = false;
+  // Capacity held for queues that do not lend (lending.h).
+  Lending lending_;
   const Headroom* headroom_ = nullptr;
   std::optional<HeadroomBlock> last_headroom_block_;
   // While set (a model), nodes of that model that count towards headroom are not tried.

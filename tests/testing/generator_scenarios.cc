@@ -126,7 +126,9 @@ QueueTree MakeQueues(Rng& rng, const ScenarioOptions& options,
       queue.quotas.push_back(std::move(any));
     }
     queue.can_borrow = !rng.Percent(5);
-    queue.can_lend = !rng.Percent(5);
+    // Drawn and not used: every generated queue lends (as in GenerateRandomSnapshot(), so that
+    // the scenarios stay the ones measured before can_lend was acted on).
+    static_cast<void>(rng.Percent(5));
     return queue;
   };
 
