@@ -246,7 +246,13 @@ TEST(SlurmCycleTest, FailingCommandIsReportedAndTheOthersRun) {
   ASSERT_TRUE(cycle.ok()) << cycle.status();
   EXPECT_THAT(cycle->report.errors,
               ElementsAre("scontrol release 3: exit status 1: Job is not held"));
-  EXPECT_EQ(runner.Changes().size(), 11u);
+  // The job stays held, and its comment no longer says it started.
+  EXPECT_EQ(runner.Changes().size(), 12u);
+  EXPECT_THAT(runner.Changes(),
+              ::testing::Contains("scontrol update JobId=3 'Comment=resnet checkpoint=USR1@5 "
+                                  "gpupool: not started: scontrol release failed (scontrol "
+                                  "release 3: exit status 1: Job is not held); tried again next "
+                                  "cycle'"));
 }
 
 TEST(SlurmCycleTest, CommentsAreWrittenOnlyWhenTheyChange) {

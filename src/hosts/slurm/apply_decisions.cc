@@ -193,8 +193,12 @@ ApplyReport ApplyDecisions(const Decisions& decisions, const BuiltSnapshot& buil
         JoinComment(facts->second.user_comment, absl::StrCat("started on ", node_list));
     if (applier.Change({"scontrol", "update", absl::StrCat("JobId=", start.job),
                         absl::StrCat("NodeList=", node_list), "StartTime=now",
-                        absl::StrCat("Comment=", comment)})) {
-      applier.Change({"scontrol", "release", start.job});
+                        absl::StrCat("Comment=", comment)}) &&
+        !applier.Change({"scontrol", "release", start.job}) && !applier.dry_run()) {
+      // Still held: the comment must not say it started. The next cycle plans it again.
+      applier.SetStatus(start.job, facts->second.user_comment, comment,
+                        absl::StrCat("not started: scontrol release failed (",
+                                     applier.report().errors.back(), "); tried again next cycle"));
     }
   }
 
