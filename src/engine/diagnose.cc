@@ -443,6 +443,12 @@ PendingDecision Placer::Diagnose(int32_t j) {
       out.detail =
           fmt::format("{} are free in total, but no single {} has room for the whole gang ({})",
                       Gpus(best_free_gpu), level, Gpus(info.gang_milli));
+      if (const TaskGroup* spread = SpreadGroup(job); spread != nullptr) {
+        out.detail += fmt::format(
+            " with at most {} replica{} of group {} per node (topology.max_replicas_per_node)",
+            *spread->topology.max_replicas_per_node,
+            *spread->topology.max_replicas_per_node == 1 ? "" : "s", spread->name);
+      }
       return out;
     }
   }

@@ -151,6 +151,31 @@ TEST(ReplicaSpreadTest, RoomOnOneNodeOnlyIsTopology) {
             "node (topology.max_replicas_per_node), and not enough nodes have room for them");
 }
 
+// Racks r1 (n1 empty, n2 full) and r2 (n3 empty): each rack has 8 free GPUs, but on one node.
+// A gang of 2 x 2 GPUs, 1 per node, in one rack (required) would fit across the racks:
+// topology, and the detail says the cap is part of what no rack has room for.
+TEST(ReplicaSpreadTest, AGangLevelTopologyDetailNamesTheCap) {
+  Job job = Spread(MakePendingJob("j", "q", GpuRequest(2000), 2), 1);
+  job.groups[0].topology.gang_level = "rack";
+  const Snapshot snapshot = SnapshotBuilder()
+                                .Levels({"rack"})
+                                .Model("A100")
+                                .Node(WithPath(MakeNode("n1", "A100", 8), {{"rack", "r1"}}))
+                                .Node(WithPath(MakeNode("n2", "A100", 8), {{"rack", "r1"}}))
+                                .Node(WithPath(MakeNode("n3", "A100", 8), {{"rack", "r2"}}))
+                                .Queue("q")
+                                .Job(MakeRunningJob("full", "q", GpuRequest(8000),
+                                                    {Placement("n2", {0, 1, 2, 3, 4, 5, 6, 7})}))
+                                .Job(job)
+                                .Build();
+  const Decisions d = ScheduleOk(snapshot);
+  const PendingDecision* p = ExpectPending(d, "j", PendingReason::kTopology);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->detail,
+            "16 GPUs are free in total, but no single rack has room for the whole gang (4 GPUs) "
+            "with at most 1 replica of group main per node (topology.max_replicas_per_node)");
+}
+
 // --- Preemption --------------------------------------------------------------------------------
 
 // n1 is empty; n2 holds "stale" (GPUs 0-3, checkpointed at 100) and "fresh" (4-7, at 900). A

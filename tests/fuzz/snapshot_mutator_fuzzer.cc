@@ -234,9 +234,15 @@ void MutateJob(Rng& rng, Snapshot& s, Job& job) {
       break;
     case 10:
       if (TaskGroup* g = AnyOf(rng, job.groups)) {
-        switch (Pick(rng, 5)) {
+        switch (Pick(rng, 6)) {
           case 0:
             g->name = AnyName(rng, s);
+            break;
+          case 5:
+            g->topology.max_replicas_per_node =
+                Coin(rng) ? std::optional<int32_t>(static_cast<int32_t>(Pick(rng, 4)))
+                          : std::optional<int32_t>(InterestingInt32(rng, 1));
+            if (Coin(rng)) g->topology.max_replicas_per_node.reset();
             break;
           case 1:
             g->topology.replica_scope = Coin(rng) ? ReplicaScope::kNode : ReplicaScope::kIsland;
