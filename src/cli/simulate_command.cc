@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -56,11 +57,13 @@ absl::Status WriteFile(const std::string& path, const std::string& content) {
   return absl::OkStatus();
 }
 
-// The arrival order of an FGD replay fixture (its base_pod column), as workload indices.
+// The arrival order of an FGD replay fixture (its base_pod column), as workload indices. Errors
+// name the file as the trace readers do: by its base name, with the line.
 absl::StatusOr<std::vector<int32_t>> ReadArrivals(const std::string& path,
                                                   const sim::Workload& workload) {
   std::ifstream in(path);
   if (!in) return absl::InvalidArgumentError(fmt::format("cannot read {}", path));
+  const std::string name = std::filesystem::path(path).filename().string();
   std::map<std::string, int32_t> index;
   for (size_t i = 0; i < workload.pods.size(); ++i) {
     index.emplace(workload.pods[i].id, static_cast<int32_t>(i));
@@ -69,7 +72,7 @@ absl::StatusOr<std::vector<int32_t>> ReadArrivals(const std::string& path,
   std::getline(in, line);
   if (line.rfind("seq,pod,base_pod", 0) != 0) {
     return absl::InvalidArgumentError(
-        fmt::format("{}:1: header: expected \"seq,pod,base_pod,...\"", path));
+        fmt::format("{}:1: header: expected \"seq,pod,base_pod,...\"", name));
   }
   std::vector<int32_t> arrivals;
   int number = 1;
@@ -84,7 +87,7 @@ absl::StatusOr<std::vector<int32_t>> ReadArrivals(const std::string& path,
     auto it = index.find(base);
     if (it == index.end()) {
       return absl::InvalidArgumentError(
-          fmt::format("{}:{}: base_pod: no pod \"{}\" in the pod list", path, number, base));
+          fmt::format("{}:{}: base_pod: no pod \"{}\" in the pod list", name, number, base));
     }
     arrivals.push_back(it->second);
   }
