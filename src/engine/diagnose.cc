@@ -94,14 +94,17 @@ bool GangLevelRequired(const JobInfo& info) {
   return false;
 }
 
-// The first group (in name order) whose max_replicas_per_node spreads its required replicas over
-// two nodes or more, or null.
+// Does the group's max_replicas_per_node spread its required replicas over two nodes or more?
+bool Spreads(const TaskGroup& group) {
+  const std::optional<int32_t>& most = group.topology.max_replicas_per_node;
+  return most.has_value() && group.MinReplicas() > *most;
+}
+
+// The first group (in name order) that Spreads(), or null.
 const TaskGroup* SpreadGroup(const Job& job) {
   const TaskGroup* found = nullptr;
   for (const TaskGroup& group : job.groups) {
-    const std::optional<int32_t>& most = group.topology.max_replicas_per_node;
-    if (!most.has_value() || group.MinReplicas() <= *most) continue;
-    if (found == nullptr || group.name < found->name) found = &group;
+    if (Spreads(group) && (found == nullptr || group.name < found->name)) found = &group;
   }
   return found;
 }
@@ -113,9 +116,9 @@ std::string Placer::SpreadNeverFits(int32_t j, const Eligibility& e) const {
   const bool per_domain = GangLevelRequired(info) && info.gang_level != index_.node_level();
   for (int32_t g : info.groups_by_name) {
     const TaskGroup& group = info.job->groups[g];
-    const std::optional<int32_t>& most = group.topology.max_replicas_per_node;
-    if (!most.has_value() || group.MinReplicas() <= *most) continue;
-    const int64_t needed = (int64_t{group.MinReplicas()} + *most - 1) / *most;
+    if (!Spreads(group)) continue;
+    const int32_t most = *group.topology.max_replicas_per_node;
+    const int64_t needed = (int64_t{group.MinReplicas()} + most - 1) / most;
     // Eligible nodes that could hold one replica when empty: in all, and per gang domain.
     int64_t total = 0;
     std::vector<int64_t> per(per_domain ? index_.domain_count(info.gang_level) : 0, 0);
@@ -138,7 +141,7 @@ std::string Placer::SpreadNeverFits(int32_t j, const Eligibility& e) const {
     return fmt::format(
         "group {} needs its {} replicas on at least {} nodes (at most {} per node, "
         "topology.max_replicas_per_node), and {}, even when empty",
-        group.name, group.MinReplicas(), needed, *most, what);
+        group.name, group.MinReplicas(), needed, most, what);
   }
   return "";
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,13 +32,11 @@ std::vector<int64_t> HoldUnlentGuarantees(const SnapshotIndex& index, FairShareI
   bool any_lender = false;
   for (int32_t q = 0; q < queues; ++q) any_lender = any_lender || !index.queue(q).can_lend;
   if (!any_lender || models == 0) return held;
-  std::vector<int32_t> depth(queues, 0), order(queues);
-  for (int32_t q = 0; q < queues; ++q) {
-    order[q] = q;
-    for (int32_t up = input.parent[q]; up != kNone; up = input.parent[up]) ++depth[q];
-  }
-  std::stable_sort(order.begin(), order.end(),
-                   [&depth](int32_t a, int32_t b) { return depth[a] > depth[b]; });
+  std::vector<int32_t> order(queues);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&index](int32_t a, int32_t b) {
+    return index.queue_depth(a) > index.queue_depth(b);
+  });
   int64_t capacity = 0;
   for (int64_t c : input.capacity_milli) capacity = SaturatingAdd(capacity, c);
   std::vector<int64_t> subtree = input.demand_milli;  // own demand, then with descendants'

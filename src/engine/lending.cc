@@ -11,20 +11,19 @@ Lending::Lending(const SnapshotIndex& index, const WorkingState& state, const Po
   const int32_t queues = index.queue_count();
   const int32_t any = index.any_model_slot();
   const bool enforce = policy.fair_share.gpu_hour_budgets == BudgetEnforcement::kEnforce;
-  std::vector<int32_t> depth(queues, 0);
   std::vector<int32_t> order;
   for (int32_t q = 0; q < queues; ++q) {
     if (index.queue(q).can_lend) continue;
     bool over_budget = false;
-    for (int32_t up = q; up != kNone; up = index.queue_parent(up)) {
-      over_budget = over_budget || index.queue(up).OverOwnBudget();
-      if (up != q) ++depth[q];
+    for (int32_t up = q; up != kNone && !over_budget; up = index.queue_parent(up)) {
+      over_budget = index.queue(up).OverOwnBudget();
     }
     if (enforce && over_budget) continue;  // no guarantee this cycle: nothing to hold
     order.push_back(q);
   }
-  std::stable_sort(order.begin(), order.end(),
-                   [&depth](int32_t a, int32_t b) { return depth[a] > depth[b]; });
+  std::stable_sort(order.begin(), order.end(), [&index](int32_t a, int32_t b) {
+    return index.queue_depth(a) > index.queue_depth(b);
+  });
   std::vector<int32_t> position(queues, kNone);
   for (size_t i = 0; i < order.size(); ++i) position[order[i]] = static_cast<int32_t>(i);
   for (int32_t q : order) {

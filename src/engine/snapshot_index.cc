@@ -260,6 +260,10 @@ void SnapshotIndex::IndexQueues() {
       queue_limit_[static_cast<size_t>(q) * slots + m] = *quota.limit_milli;
     }
   }
+  queue_depth_.assign(queue_count(), 0);
+  for (int32_t q = 0; q < queue_count(); ++q) {
+    for (int32_t a = queue_parent_[q]; a != kNone; a = queue_parent_[a]) ++queue_depth_[q];
+  }
   node_owners_.assign(node_count(), {});
   for (int32_t n = 0; n < node_count(); ++n) {
     for (const std::string& owner : nodes_[n]->owner_queues) {

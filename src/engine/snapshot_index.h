@@ -126,6 +126,8 @@ class SnapshotIndex {
   const Queue& queue(int32_t q) const { return *queues_[q]; }
   int32_t FindQueue(std::string_view id) const;
   int32_t queue_parent(int32_t q) const { return queue_parent_[q]; }
+  // Ancestors of queue q (0 for a root).
+  int32_t queue_depth(int32_t q) const { return queue_depth_[q]; }
   // Limit of queue q for model slot m (any_model_slot() for "*"), or kNoLimit.
   int64_t queue_limit(int32_t q, int32_t m) const {
     return queue_limit_[static_cast<size_t>(q) * (model_count() + 1) + m];
@@ -195,6 +197,7 @@ class SnapshotIndex {
   std::vector<std::vector<int32_t>> single_node_;  // node_level() domains: {n}
 
   std::vector<int32_t> queue_parent_;
+  std::vector<int32_t> queue_depth_;
   std::vector<int64_t> queue_limit_;
   std::vector<std::vector<int32_t>> node_owners_;  // sorted queue indices, empty = anyone
   std::vector<JobInfo> job_info_;

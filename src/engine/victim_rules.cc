@@ -26,14 +26,8 @@ VictimRules::VictimRules(const SnapshotIndex& index, const WorkingState& state,
       state_(state),
       entitlements_(entitlements),
       policy_(policy),
-      queue_depth_(index.queue_count(), 0),
       taken_(index.job_count(), 0),
       cost_(index.job_count(), -1) {
-  for (int32_t q = 0; q < index.queue_count(); ++q) {
-    for (int32_t a = index.queue_parent(q); a != kNone; a = index.queue_parent(a)) {
-      ++queue_depth_[q];
-    }
-  }
   for (const HeadroomRule& rule : policy.headroom) {
     headroom_model_.push_back(index.FindModel(rule.gpu_model));
   }
@@ -171,7 +165,7 @@ int32_t VictimRules::Side(int32_t q, int32_t other) const {
   // Climb to equal depths, then together to the lowest common ancestor, remembering the last
   // queue on q's path below it.
   int32_t a = q, b = other;
-  int32_t depth_a = queue_depth_[q], depth_b = queue_depth_[other];
+  int32_t depth_a = index_.queue_depth(q), depth_b = index_.queue_depth(other);
   int32_t child = kNone;
   for (; depth_a > depth_b; --depth_a) {
     child = a;
@@ -192,7 +186,7 @@ void VictimRules::ResetSides(int32_t jq) const {
 }
 
 bool VictimRules::InSubtree(int32_t q, int32_t ancestor) const {
-  for (int32_t depth = queue_depth_[q]; depth > queue_depth_[ancestor]; --depth) {
+  for (int32_t depth = index_.queue_depth(q); depth > index_.queue_depth(ancestor); --depth) {
     q = index_.queue_parent(q);
   }
   return q == ancestor;

@@ -247,7 +247,6 @@ class VictimRules {
   const WorkingState& state_;
   const Entitlements& entitlements_;
   const Policy& policy_;
-  std::vector<int32_t> queue_depth_;
   std::vector<uint8_t> taken_;
   std::vector<uint8_t> restarts_;  // NoteRestarts(); empty: none
   // Caches, filled on first use (-1: not yet).
