@@ -364,11 +364,14 @@ PendingDecision Placer::Diagnose(int32_t j) {
     out.shortfall_milli = block.shortfall_milli;
     out.detail = fmt::format(
         "starting the job ({} milli-GPUs) would use capacity held for queues that do not lend "
-        "their unused guarantee (can_lend: false): of the {} milli-GPUs free on {}, {} are held "
-        "for queue {}{}",
+        "their unused guarantee (can_lend: false): of the {} milli-GPUs free on {}{}, {} are "
+        "held for queue {}{}",
         info.gang_milli, block.free_milli,
-        out.gpu_model == kAnyGpuModel ? std::string("all models") : out.gpu_model, block.held_milli,
-        out.queue,
+        out.gpu_model == kAnyGpuModel ? std::string("all models") : out.gpu_model,
+        block.by_node ? (block.holders > 1 ? std::string(" nodes these queues may use")
+                                           : fmt::format(" nodes queue {} may use", out.queue))
+                      : std::string(),
+        block.held_milli, out.queue,
         block.holders > 1 ? fmt::format(" and {} other queues", block.holders - 1) : std::string());
     return out;
   }

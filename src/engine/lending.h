@@ -18,10 +18,20 @@
 // growth) only: work of other queues already running on the held capacity stays until reclaim
 // across queues takes it back for a job of Q, as for any queue below its entitlement.
 //
+// Which nodes count. Q holds capacity its own jobs could use: free GPUs count for Q only on the
+// open nodes that some queue of its subtree may use (Node::owner_queues). When some node does
+// not count for some holder (by_node()), a start is checked once placed, each bound on its own
+// nodes: every holder on its own, its hold against the free milli-GPUs of the nodes that count
+// for it, and all of them together, their holds summed against the nodes that count for any of
+// them. A bound binds only a start that takes GPUs from its nodes, so a job may start on nodes
+// that count for none of the holders whatever they hold. Pairs of holders among three or more
+// are not checked together.
+//
 // Rationale. Holding particular GPUs back would make every other placement depend on which
 // ones; counting, as the headroom rules do (headroom.h), keeps the placement strategy as it is
 // and refuses only the starts that would eat into what is held. A check costs one pass over the
-// queues that do not lend (usually none: then nothing at all).
+// queues that do not lend (usually none: then nothing at all); by node, two passes over the
+// nodes of the model per holder.
 #ifndef GPUPOOL_LENDING_H_
 #define GPUPOOL_LENDING_H_
 
@@ -40,9 +50,10 @@ struct LendingBlock {
   int32_t queue = kNone;        // the queue holding the most of it (lowest index on ties)
   int32_t slot = kNone;         // a model index, or any_model_slot() for "*"
   int64_t held_milli = 0;       // held, in all, for the queues that exclude the job
-  int64_t free_milli = 0;       // free before the start
-  int64_t shortfall_milli = 0;  // held + the job's milli-GPUs - free
+  int64_t free_milli = 0;       // free before the start (by node: on the nodes that count)
+  int64_t shortfall_milli = 0;  // held + what the start takes of free_milli - free_milli
   int32_t holders = 0;          // queues holding something, in all
+  bool by_node = false;         // free_milli counts only the nodes the holders may use
 };
 
 class Lending {
@@ -53,23 +64,68 @@ class Lending {
   // No queue that does not lend (then Check() never blocks).
   bool empty() const { return lenders_.empty(); }
   // Would a start of `milli` milli-GPUs of job j on model `model` use capacity held for others?
-  // The model slot first, then "*". nullopt for CPU-only work (model kNone or milli 0).
+  // The model slot first, then "*". nullopt for CPU-only work (model kNone or milli 0), and
+  // always when by_node(): the start is then checked once placed (Bounds(), CheckPlaced()).
   std::optional<LendingBlock> Check(int32_t j, int32_t model, int64_t milli) const;
+
+  // Does some node not count for some queue that does not lend (owner_queues)?
+  bool by_node() const { return by_node_; }
+  // One bound a start of a job on a model must keep: `members` (lender indices) together hold
+  // `held_milli` on `slot`, and `free_before` milli-GPUs are free on the nodes that count for
+  // any of them.
+  struct Bound {
+    int32_t slot = kNone;
+    std::vector<int32_t> members;
+    int64_t held_milli = 0;
+    int64_t free_before = 0;
+    int32_t queue = kNone;  // the member holding the most (lowest queue index on ties)
+  };
+  // By node: the bounds a start of job j on `model` must keep, measured now (before placing).
+  // Model slot first, then "*"; on each, all holders together, then each one alone if several.
+  std::vector<Bound> Bounds(int32_t j, int32_t model) const;
+  // By node: the first bound that what was placed since Bounds() breaks (it took GPUs from the
+  // bound's nodes and left fewer free than is held there), or nullopt; `broken` (if given) is
+  // set to its index in `bounds`.
+  std::optional<LendingBlock> CheckPlaced(const std::vector<Bound>& bounds,
+                                          size_t* broken = nullptr) const;
+  // From Avoid() on, until StopAvoiding(), Avoids(n) is true for the nodes of `bound`.
+  void Avoid(const Bound& bound);
+  void StopAvoiding();
+  bool Avoids(int32_t n) const { return avoiding_ && avoid_[n] != 0; }
 
  private:
   struct Lender {
     int32_t queue;
     int32_t parent;  // index in lenders_ of the nearest ancestor that does not lend, or kNone
     std::vector<int64_t> guaranteed;  // per slot; the "*" slot holds every guarantee summed
+    std::vector<uint8_t> counts;      // per node, 1 if it counts for the queue; empty: every node
   };
-  std::optional<LendingBlock> CheckSlot(const std::vector<int32_t>& chain, int32_t slot,
-                                        int64_t milli) const;
+  struct Holder {
+    int32_t lender;
+    int64_t holds;
+  };
+  // The lenders that hold something on `slot` against a job of the queues of `chain` (its queue
+  // and their ancestors), each counted once, in lenders_ order.
+  std::vector<Holder> Holders(const std::vector<int32_t>& chain, int32_t slot) const;
+  std::vector<int32_t> Chain(int32_t j) const;
+  // The bound of all `holders` together on `slot` (free_before not measured).
+  Bound Together(const std::vector<Holder>& holders, int32_t slot) const;
+  bool Counts(int32_t lender, int32_t n) const {
+    return lenders_[lender].counts.empty() || lenders_[lender].counts[n] != 0;
+  }
+  // Free milli-GPUs of slot's open nodes that count for some lender of `members`.
+  int64_t FreeFor(const std::vector<int32_t>& members, int32_t slot) const;
+  template <typename Fn>
+  void ForSlotNodes(int32_t slot, Fn&& fn) const;
 
   const SnapshotIndex& index_;
   const WorkingState& state_;
   // Deepest first (an ancestor after all its descendants), ties by queue index.
   std::vector<Lender> lenders_;
+  bool by_node_ = false;
   mutable std::vector<int64_t> below_;  // scratch: per lender, what the lenders below it hold
+  std::vector<uint8_t> avoid_;          // per node, while avoiding
+  bool avoiding_ = false;
 };
 
 }  // namespace gpupool::internal

@@ -95,7 +95,12 @@ std::optional<std::vector<ReplicaPlacement>> Placer::TryStart(int32_t j) {
     }
     const WorkingState::Mark mark = state_.Checkpoint();
     building_.clear();
-    if (PlaceGang(j, m)) {
+    const GangPlaced placed = PlaceGangLent(j, m);
+    if (placed == GangPlaced::kHeld) {
+      ++limited;
+      continue;
+    }
+    if (placed == GangPlaced::kPlaced) {
       // A job below a headroom rule's priority may not leave less than the rule keeps free.
       std::optional<HeadroomBlock> block;
       if (headroom_ != nullptr) block = headroom_->Violated(j, m);
@@ -120,9 +125,9 @@ std::optional<std::vector<ReplicaPlacement>> Placer::TryStart(int32_t j) {
       if (headroom_->HasUncountedNodes(m)) {
         building_.clear();
         avoid_counted_model_ = m;
-        const bool placed = PlaceGang(j, m);
+        const bool placed_again = PlaceGangLent(j, m) == GangPlaced::kPlaced;
         avoid_counted_model_ = kNone;
-        if (placed && !headroom_->Violated(j, m)) {
+        if (placed_again && !headroom_->Violated(j, m)) {
           last_headroom_block_.reset();
           std::vector<ReplicaPlacement> placements = std::move(building_);
           building_.clear();
@@ -150,6 +155,39 @@ std::optional<std::vector<ReplicaPlacement>> Placer::Start(int32_t j) {
   auto placements = TryStart(j);
   state_.Commit();
   return placements;
+}
+
+Placer::GangPlaced Placer::PlaceGangLent(int32_t j, int32_t model) {
+  std::vector<Lending::Bound> bounds;
+  if (lending_.by_node()) bounds = lending_.Bounds(j, model);
+  if (bounds.empty()) return PlaceGang(j, model) ? GangPlaced::kPlaced : GangPlaced::kNoRoom;
+  const WorkingState::Mark mark = state_.Checkpoint();
+  const size_t built = building_.size();
+  std::optional<LendingBlock> first;
+  // A placement that breaks a bound is undone, and the gang placed again away from that bound's
+  // nodes (once per bound at most).
+  for (size_t tries = 0; tries <= bounds.size(); ++tries) {
+    if (!PlaceGang(j, model)) {
+      state_.Rollback(mark);
+      building_.resize(built);
+      break;
+    }
+    size_t broken = 0;
+    std::optional<LendingBlock> block = lending_.CheckPlaced(bounds, &broken);
+    if (!block) {
+      lending_.StopAvoiding();
+      return GangPlaced::kPlaced;
+    }
+    if (!first) first = block;
+    state_.Rollback(mark);
+    building_.resize(built);
+    ++counters_.transactions_rolled_back;
+    lending_.Avoid(bounds[broken]);
+  }
+  lending_.StopAvoiding();
+  if (!first) return GangPlaced::kNoRoom;
+  if (!last_lending_block_) last_lending_block_ = first;
+  return GangPlaced::kHeld;
 }
 
 bool Placer::PlaceGang(int32_t j, int32_t model) {
@@ -239,10 +277,17 @@ void Placer::GrowElastic(int32_t j, int32_t model, Scope scope) {
       }
       const WorkingState::Mark mark = state_.Checkpoint();
       const size_t built = building_.size();
+      std::vector<Lending::Bound> bounds;
+      if (lending_.by_node()) bounds = lending_.Bounds(j, model);
       if (!PlaceReplica(j, g, r, model, scope)) {
         state_.Rollback(mark);
         building_.resize(built);
         break;
+      }
+      if (!bounds.empty() && lending_.CheckPlaced(bounds)) {
+        state_.Rollback(mark);
+        building_.resize(built);
+        return;
       }
     }
   }
@@ -450,6 +495,7 @@ bool Placer::FitsOnNode(int32_t j, const TaskGroup& group, int32_t n, std::vecto
       headroom_->Counts(n)) {
     return false;
   }
+  if (lending_.Avoids(n)) return false;
   const int64_t tenant = info.tenant;
   const int64_t exclusive = state_.node_exclusive_tenant(n);
   if (exclusive != kNoTenant && exclusive != tenant) return false;

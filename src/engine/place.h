@@ -91,6 +91,12 @@ class Placer {
     int32_t domain = kNone;
   };
 
+  // PlaceGang() under the holds of queues that do not lend, when they are checked by node
+  // (lending.h): a placement that uses held capacity is undone and tried again on other nodes.
+  // kHeld: refused by a hold (last_lending_block_ says which). The state is unchanged unless
+  // kPlaced.
+  enum class GangPlaced { kPlaced, kHeld, kNoRoom };
+  GangPlaced PlaceGangLent(int32_t j, int32_t model);
   bool PlaceGang(int32_t j, int32_t model);
   bool PlaceInScope(int32_t j, int32_t model, Scope scope);
   void GrowElastic(int32_t j, int32_t model, Scope scope);

@@ -134,6 +134,8 @@ class SnapshotIndex {
   }
   // May a job of queue q use node n (owner restriction)?
   bool QueueMayUseNode(int32_t q, int32_t n) const;
+  // Does node n name owner queues (Node::owner_queues not empty)?
+  bool node_owned(int32_t n) const { return !node_owners_[n].empty(); }
 
   // --- Jobs, sorted by id. ---
   int32_t job_count() const { return static_cast<int32_t>(jobs_.size()); }

@@ -13,27 +13,11 @@
 #include "gpupool/schedule.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
+#include "tests/core/lending_helpers.h"
 #include "tests/core/schedule_helpers.h"
 
 namespace gpupool::schedule_testing {
 namespace {
-
-Queue Lender(std::string id, int64_t guaranteed_milli, std::string model = "A100",
-             std::string parent = "") {
-  Queue queue = MakeQueue(std::move(id), std::move(parent));
-  Quota quota;
-  quota.gpu_model = std::move(model);
-  quota.guaranteed_milli = guaranteed_milli;
-  queue.quotas.push_back(quota);
-  queue.can_lend = false;
-  return queue;
-}
-
-Job Running(std::string id, std::string queue, std::string node, std::vector<int32_t> gpus) {
-  const int64_t milli = static_cast<int64_t>(gpus.size()) * kMilliPerGpu;
-  return MakeRunningJob(std::move(id), std::move(queue), GpuRequest(milli),
-                        {Placement(std::move(node), std::move(gpus))});
-}
 
 // One 8-GPU node; queue a is guaranteed 4 GPUs and does not lend them, b has no guarantee. b's
 // 6-GPU job would use 2 of a's 4: it waits, queue-limit naming a. b's 4-GPU job starts. With
@@ -212,31 +196,16 @@ TEST(LendingTest, TheUnlentGuaranteeIsNotDividedAmongOtherQueues) {
 // do not lend, do not contain the job's queue, and whose nearest ancestor that does not lend
 // (if any) contains it. 3,000 seeds.
 TEST(LendingTest, StartsExactlyWhenTheOracleLeavesRoom) {
+  constexpr int kQueues = 4;
   for (uint32_t seed = 0; seed < 3000; ++seed) {
     std::mt19937 rng(seed);
     auto draw = [&](int32_t lo, int32_t hi) {
       return std::uniform_int_distribution<int32_t>(lo, hi)(rng);
     };
-    constexpr int kQueues = 4;
-    std::vector<int32_t> parent(kQueues, -1), guarantee(kQueues, 0), usage_own(kQueues, 0);
-    std::vector<bool> lends(kQueues, true);
     SnapshotBuilder builder;
     builder.Model("A100").Node(MakeNode("n1", "A100", 8)).Node(MakeNode("n2", "A100", 8));
-    for (int q = 0; q < kQueues; ++q) {
-      parent[q] = q == 0 ? -1 : draw(-1, q - 1);
-      guarantee[q] = draw(0, 4) * 1000;
-      lends[q] = draw(0, 1) == 1;
-      Queue queue =
-          MakeQueue("q" + std::to_string(q), parent[q] < 0 ? "" : "q" + std::to_string(parent[q]));
-      if (guarantee[q] > 0) {
-        Quota quota;
-        quota.gpu_model = "A100";
-        quota.guaranteed_milli = guarantee[q];
-        queue.quotas.push_back(quota);
-      }
-      queue.can_lend = lends[q];
-      builder.Queue(queue);
-    }
+    const RandomLenders tree(kQueues, rng, builder);
+    std::vector<int64_t> usage_own(kQueues, 0);
     int32_t used = 0;
     for (int node = 0; node < 2; ++node) {
       const int32_t taken = draw(0, 8);
@@ -244,48 +213,17 @@ TEST(LendingTest, StartsExactlyWhenTheOracleLeavesRoom) {
         const int q = draw(0, kQueues - 1);
         usage_own[q] += 1000;
         builder.Job(Running("r" + std::to_string(node) + "_" + std::to_string(g),
-                            "q" + std::to_string(q), "n" + std::to_string(node + 1), {g}));
+                            RandomLenders::Name(q), "n" + std::to_string(node + 1), {g}));
       }
       used += taken;
     }
     const int job_queue = draw(0, kQueues - 1);
     const int32_t k = draw(1, 8);
-    builder.Job(MakePendingJob("j", "q" + std::to_string(job_queue), GpuRequest(k * 1000)));
+    builder.Job(MakePendingJob("j", RandomLenders::Name(job_queue), GpuRequest(k * 1000)));
 
-    auto inside = [&](int q, int ancestor) {  // is q in ancestor's subtree?
-      for (int up = q; up >= 0; up = parent[up]) {
-        if (up == ancestor) return true;
-      }
-      return false;
-    };
-    auto nearest_lender_above = [&](int q) {
-      for (int up = parent[q]; up >= 0; up = parent[up]) {
-        if (!lends[up]) return up;
-      }
-      return -1;
-    };
-    std::vector<int64_t> subtree_usage(kQueues, 0), hold(kQueues, 0);
-    for (int q = 0; q < kQueues; ++q) {
-      for (int r = 0; r < kQueues; ++r) {
-        if (inside(r, q)) subtree_usage[q] += usage_own[r];
-      }
-    }
-    // Children have higher indices than parents: compute holds from the last queue back.
-    for (int q = kQueues - 1; q >= 0; --q) {
-      if (lends[q]) continue;
-      int64_t below = 0;
-      for (int r = q + 1; r < kQueues; ++r) {
-        if (!lends[r] && nearest_lender_above(r) == q) below += hold[r];
-      }
-      hold[q] = std::max<int64_t>(std::max<int64_t>(0, guarantee[q] - subtree_usage[q]), below);
-    }
+    const std::vector<int64_t> hold = tree.Holds(usage_own);
     int64_t held = 0;
-    for (int q = 0; q < kQueues; ++q) {
-      if (lends[q] || inside(job_queue, q)) continue;
-      const int up = nearest_lender_above(q);
-      if (up >= 0 && !inside(job_queue, up)) continue;
-      held += hold[q];
-    }
+    for (int q : tree.Holders(job_queue, hold)) held += hold[q];
     const int64_t free = (16 - used) * int64_t{1000};
     const bool expected = free - k * 1000 >= held && k <= 8;
     // A gang of k GPUs must also fit on one node.

@@ -1,0 +1,251 @@
+// Queues that do not lend, on pools where owner_queues keep some nodes from them: a hold counts
+// only the free GPUs of the nodes the holding queue's subtree may use, and binds only starts that
+// take GPUs from those nodes (docs/fair-share.md, section 5, "Which nodes count"). Worked
+// examples, then a seeded check against an oracle written from that rule.
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpupool/schedule.h"
+#include "gtest/gtest.h"
+#include "testing/builders.h"
+#include "tests/core/lending_helpers.h"
+#include "tests/core/schedule_helpers.h"
+
+namespace gpupool::schedule_testing {
+namespace {
+
+Node Owned(std::string id, int32_t gpus, std::vector<std::string> owners) {
+  Node node = MakeNode(std::move(id), "A100", gpus);
+  node.owner_queues = std::move(owners);
+  return node;
+}
+
+// n1 belongs to b; n2 is open to all. a is guaranteed 4 A100s and does not lend; c runs 6 GPUs
+// on n2. a may use only n2, where 2 are free: all of them, and 2 more, are held for a.
+// - b's 8-GPU job starts on n1: it takes nothing a could use (counting all free GPUs, 10 - 8
+//   would leave less than a's 4, and it would wait).
+// - c's 1-GPU job waits: queue-limit, queue a, shortfall 4000 - 1000 = 3000.
+// - a's own 2-GPU job starts on n2.
+TEST(LendingNodesTest, AHoldCountsOnlyTheNodesTheQueueMayUse) {
+  auto snapshot_with = [](Job pending) {
+    return SnapshotBuilder()
+        .Model("A100")
+        .Node(Owned("n1", 8, {"b"}))
+        .Node(MakeNode("n2", "A100", 8))
+        .Queue(Lender("a", 4000))
+        .Queue("b")
+        .Queue("c")
+        .Job(Running("r", "c", "n2", {0, 1, 2, 3, 4, 5}))
+        .Job(MakePendingJob("big", "b", GpuRequest(8000)))
+        .Job(std::move(pending))
+        .Build();
+  };
+  const Decisions d = ScheduleOk(snapshot_with(MakePendingJob("small", "c", GpuRequest(1000))));
+  ExpectStart(d, "big", {At("n1", {0, 1, 2, 3, 4, 5, 6, 7}, 1000)});
+  const PendingDecision* p = ExpectPending(d, "small", PendingReason::kQueueLimit);
+  ASSERT_NE(p, nullptr) << DecisionsToText(d);
+  EXPECT_EQ(p->queue, "a");
+  EXPECT_EQ(p->gpu_model, "A100");
+  EXPECT_EQ(p->shortfall_milli, 3000);
+  EXPECT_EQ(p->detail,
+            "starting the job (1000 milli-GPUs) would use capacity held for queues that do not "
+            "lend their unused guarantee (can_lend: false): of the 2000 milli-GPUs free on A100 "
+            "nodes queue a may use, 4000 are held for queue a");
+  const Decisions own = ScheduleOk(snapshot_with(MakePendingJob("own", "a", GpuRequest(2000))));
+  ExpectStart(own, "big", {At("n1", {0, 1, 2, 3, 4, 5, 6, 7}, 1000)});
+  ExpectStart(own, "own", {At("n2", {6, 7}, 1000)});
+}
+
+// a runs 2 GPUs on n1 (open to all) and holds the other 6 of its 8; n2 belongs to c. Best-fit
+// puts c's 4-GPU job on n1, the fuller node, which would leave a 2 of its 6: the placement is
+// undone and the job starts on n2 instead.
+TEST(LendingNodesTest, AJobRefusedOnHeldNodesStartsOnOthers) {
+  const Decisions d = ScheduleOk(SnapshotBuilder()
+                                     .Model("A100")
+                                     .Node(MakeNode("n1", "A100", 8))
+                                     .Node(Owned("n2", 8, {"c"}))
+                                     .Queue(Lender("a", 8000))
+                                     .Queue("c")
+                                     .Job(Running("r", "a", "n1", {0, 1}))
+                                     .Job(MakePendingJob("j", "c", GpuRequest(4000)))
+                                     .Build());
+  ExpectStart(d, "j", {At("n2", {0, 1, 2, 3}, 1000)});
+}
+
+// n1 is a's and c's, n2 b's and c's (4 GPUs each); a and b are guaranteed 2 each and do not
+// lend. Together they hold 4 of the 8 free, so a 3-GPU job of c passes the bound of all
+// holders (8 - 3 >= 4), but on either node it would leave 1 of the 2 held for that node's
+// queue: it waits, naming a (the first try, n1). A 2-GPU job of c fits beside a's hold on n1.
+TEST(LendingNodesTest, EachHolderKeepsItsHoldOnItsOwnNodes) {
+  auto snapshot_with = [](int64_t gpus) {
+    return SnapshotBuilder()
+        .Model("A100")
+        .Node(Owned("n1", 4, {"a", "c"}))
+        .Node(Owned("n2", 4, {"b", "c"}))
+        .Queue(Lender("a", 2000))
+        .Queue(Lender("b", 2000))
+        .Queue("c")
+        .Job(MakePendingJob("j", "c", GpuRequest(gpus * 1000)))
+        .Build();
+  };
+  const Decisions waits = ScheduleOk(snapshot_with(3));
+  const PendingDecision* p = ExpectPending(waits, "j", PendingReason::kQueueLimit);
+  ASSERT_NE(p, nullptr) << DecisionsToText(waits);
+  EXPECT_EQ(p->queue, "a");
+  EXPECT_EQ(p->shortfall_milli, 1000);
+  EXPECT_EQ(p->detail,
+            "starting the job (3000 milli-GPUs) would use capacity held for queues that do not "
+            "lend their unused guarantee (can_lend: false): of the 4000 milli-GPUs free on A100 "
+            "nodes queue a may use, 2000 are held for queue a");
+  ExpectStart(ScheduleOk(snapshot_with(2)), "j", {At("n1", {0, 1}, 1000)});
+}
+
+// An elastic job of c (1..8 one-GPU replicas) may use n1 only (n2 is b's); a holds 4 there. It
+// grows to 4 replicas (counting n2's free GPUs too, it would have taken all 8 of n1).
+TEST(LendingNodesTest, ElasticGrowthStopsAtTheHoldOnTheNodesThatCount) {
+  Job e = MakePendingJob("e", "c", GpuRequest(1000), 8);
+  e.groups[0].min_replicas = 1;
+  const Decisions d = ScheduleOk(SnapshotBuilder()
+                                     .Model("A100")
+                                     .Node(MakeNode("n1", "A100", 8))
+                                     .Node(Owned("n2", 8, {"b"}))
+                                     .Queue(Lender("a", 4000))
+                                     .Queue("b")
+                                     .Queue("c")
+                                     .Job(e)
+                                     .Build());
+  const StartDecision* start = FindStart(d, "e");
+  ASSERT_NE(start, nullptr) << DecisionsToText(d);
+  EXPECT_EQ(start->placements.size(), 4u);
+  for (const ReplicaPlacement& p : start->placements) EXPECT_EQ(p.node, "n1");
+}
+
+// A node owned by a queue below a lender counts for the lender: a's child a1 owns n1, and a
+// (guaranteed 4, not lending) holds them there for a1's jobs. c may use only n2: its job starts
+// there although n2 is all that is left for a besides n1.
+TEST(LendingNodesTest, ANodeOfAQueueBelowCountsForTheLender) {
+  const Decisions d = ScheduleOk(SnapshotBuilder()
+                                     .Model("A100")
+                                     .Node(Owned("n1", 4, {"a1"}))
+                                     .Node(MakeNode("n2", "A100", 4))
+                                     .Queue(Lender("a", 4000))
+                                     .Queue(MakeQueue("a1", "a"))
+                                     .Queue("c")
+                                     .Job(MakePendingJob("j", "c", GpuRequest(4000)))
+                                     .Build());
+  ExpectStart(d, "j", {At("n2", {0, 1, 2, 3}, 1000)});
+}
+
+// --- Oracle ------------------------------------------------------------------------------------
+
+// Random trees of 4 queues (a root or a child of an earlier one), each with an A100 guarantee of
+// 0-4 GPUs and can_lend false half the time; three 4-GPU nodes, each open to all or owned by one
+// or two random queues; random running 1-GPU jobs, each on a node its queue may use; one pending
+// job of k GPUs (one replica) of a random queue. The oracle, from docs/fair-share.md: a node
+// counts for queue Q if it has no owners, or an owner in Q's subtree or above Q. Holds as in
+// lending_test.cc; the holders are the queues that do not lend, exclude the job, and whose
+// nearest ancestor that does not lend (if any) contains it. Bounds: all holders together, and
+// each alone when there are several; a bound's free GPUs are those of the nodes counting for
+// one of its holders. The job starts iff some node it may use has k free GPUs and, for every
+// bound counting that node, free - k >= held. 3,000 seeds.
+TEST(LendingNodesTest, StartsExactlyWhenSomeNodeKeepsEveryBound) {
+  constexpr int kQueues = 4;
+  constexpr int kNodes = 3;
+  int32_t started = 0, refused_by_hold = 0;
+  for (uint32_t seed = 0; seed < 3000; ++seed) {
+    std::mt19937 rng(seed);
+    auto draw = [&](int32_t lo, int32_t hi) {
+      return std::uniform_int_distribution<int32_t>(lo, hi)(rng);
+    };
+    SnapshotBuilder builder;
+    builder.Model("A100");
+    const RandomLenders tree(kQueues, rng, builder);
+    std::vector<int64_t> usage_own(kQueues, 0);
+    auto inside = [&](int q, int ancestor) { return tree.Inside(q, ancestor); };
+    std::vector<std::vector<int>> owners(kNodes);
+    for (int n = 0; n < kNodes; ++n) {
+      const int count = draw(0, 2);
+      for (int o = 0; o < count; ++o) {
+        const int q = draw(0, kQueues - 1);
+        if (std::find(owners[n].begin(), owners[n].end(), q) == owners[n].end()) {
+          owners[n].push_back(q);
+        }
+      }
+      std::vector<std::string> names;
+      for (int q : owners[n]) names.push_back(RandomLenders::Name(q));
+      builder.Node(Owned("n" + std::to_string(n + 1), 4, names));
+    }
+    auto may_use = [&](int q, int n) {  // owner rule for a job of queue q
+      if (owners[n].empty()) return true;
+      return std::any_of(owners[n].begin(), owners[n].end(), [&](int o) { return inside(q, o); });
+    };
+    auto counts_for = [&](int lender, int n) {
+      if (owners[n].empty()) return true;
+      return std::any_of(owners[n].begin(), owners[n].end(),
+                         [&](int o) { return inside(o, lender) || inside(lender, o); });
+    };
+    std::vector<int32_t> free(kNodes, 4);
+    for (int n = 0; n < kNodes; ++n) {
+      const int32_t taken = draw(0, 4);
+      int32_t g = 0;
+      for (int32_t i = 0; i < taken; ++i) {
+        const int q = draw(0, kQueues - 1);
+        if (!may_use(q, n)) continue;
+        usage_own[q] += 1000;
+        builder.Job(Running("r" + std::to_string(n) + "_" + std::to_string(g),
+                            RandomLenders::Name(q), "n" + std::to_string(n + 1), {g}));
+        ++g;
+      }
+      free[n] -= g;
+    }
+    const int job_queue = draw(0, kQueues - 1);
+    const int32_t k = draw(1, 4);
+    builder.Job(MakePendingJob("j", RandomLenders::Name(job_queue), GpuRequest(k * 1000)));
+
+    const std::vector<int64_t> hold = tree.Holds(usage_own);
+    const std::vector<int> holders = tree.Holders(job_queue, hold);
+    std::vector<std::vector<int>> bounds;
+    if (!holders.empty()) bounds.push_back(holders);
+    if (holders.size() > 1) {
+      for (int q : holders) bounds.push_back({q});
+    }
+    auto keeps_every_bound = [&](int n) {
+      for (const std::vector<int>& bound : bounds) {
+        auto counts = [&](int m) {
+          return std::any_of(bound.begin(), bound.end(), [&](int q) { return counts_for(q, m); });
+        };
+        if (!counts(n)) continue;
+        int64_t bound_free = 0, held = 0;
+        for (int m = 0; m < kNodes; ++m) {
+          if (counts(m)) bound_free += free[m] * int64_t{1000};
+        }
+        for (int q : bound) held += hold[q];
+        if (bound_free - k * 1000 < held) return false;
+      }
+      return true;
+    };
+    bool expected = false, room = false;
+    for (int n = 0; n < kNodes; ++n) {
+      if (!may_use(job_queue, n) || free[n] < k) continue;
+      room = true;
+      if (keeps_every_bound(n)) expected = true;
+    }
+    const Decisions d = ScheduleOk(builder.Build());
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    EXPECT_EQ(FindStart(d, "j") != nullptr, expected) << DecisionsToText(d);
+    if (room && !expected) {
+      ++refused_by_hold;
+      EXPECT_NE(ExpectPending(d, "j", PendingReason::kQueueLimit), nullptr);
+    }
+    if (expected) ++started;
+  }
+  // The seeds exercise both outcomes.
+  EXPECT_GT(started, 500);
+  EXPECT_GT(refused_by_hold, 100);
+}
+
+}  // namespace
+}  // namespace gpupool::schedule_testing
