@@ -53,6 +53,7 @@ enum Scenario : int {
   kS2Backfill = 7,     // S2 with policy.backfill on (same snapshot)
   kS2Consolidate = 8,  // S2 with consolidation on, every running job checkpointing
   kS2Scale = 9,        // S2 with scale advice: one template per GPU model (same snapshot)
+  kS2Unlent = 10,      // S2 with every tenth queue that has a guarantee not lending it
 };
 
 bool IsS3(int scenario) { return scenario == kS3 || scenario == kS3Reclaim; }
@@ -76,6 +77,22 @@ const Snapshot& CachedScenario(int scenario, int64_t scale_percent) {
             std::max(job.start_time.value_or(0), it->second.now - (k++ * 7919) % 1800);
         job.checkpointing.restore_time_s = 60;
         if (!job.runtime_estimate_s) job.runtime_estimate_s = 36000;
+      }
+    }
+    return it->second;
+  }
+  if (scenario == kS2Unlent) {
+    // S2, with every tenth queue holding a guarantee (in queue order) not lending it: the holds
+    // bind every start of the other queues, and the racks S2 reserves for one org make them
+    // count by node (docs/fair-share.md, "Which nodes count").
+    auto [it, inserted] = cache->try_emplace({scenario, scale_percent});
+    if (inserted) {
+      it->second = CachedScenario(kS2, scale_percent);
+      int64_t k = 0;
+      for (Queue& queue : it->second.queues) {
+        const bool guaranteed = std::any_of(queue.quotas.begin(), queue.quotas.end(),
+                                            [](const Quota& q) { return q.guaranteed_milli > 0; });
+        if (guaranteed && k++ % 10 == 0) queue.can_lend = false;
       }
     }
     return it->second;
@@ -264,6 +281,7 @@ int main(int argc, char** argv) {
     gpupool::Register("Schedule/S3reclaim", BM_Schedule, gpupool::kS3Reclaim, {10, 25, 100});
     gpupool::Register("Validate/S2", BM_Validate, gpupool::kS2, {10, 100});
     gpupool::Register("Schedule/S2scale", BM_Schedule, gpupool::kS2Scale, {10});
+    gpupool::Register("Schedule/S2unlent", BM_Schedule, gpupool::kS2Unlent, {10, 100});
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

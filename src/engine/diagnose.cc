@@ -362,17 +362,22 @@ PendingDecision Placer::Diagnose(int32_t j) {
     out.gpu_model = block.slot == index_.any_model_slot() ? std::string(kAnyGpuModel)
                                                           : index_.model(block.slot).name;
     out.shortfall_milli = block.shortfall_milli;
+    // Where: "A100" or "all models"; by node, the nodes the holders may use.
+    const bool all_models = out.gpu_model == kAnyGpuModel;
+    std::string where = all_models ? std::string("all models") : out.gpu_model;
+    if (block.by_node) {
+      const std::string nodes = all_models ? "nodes of all models" : out.gpu_model + " nodes";
+      where = block.holders > 1 ? "the holders' " + nodes
+                                : fmt::format("{} queue {} may use", nodes, out.queue);
+    }
+    const int32_t others = block.holders - 1;
     out.detail = fmt::format(
         "starting the job ({} milli-GPUs) would use capacity held for queues that do not lend "
-        "their unused guarantee (can_lend: false): of the {} milli-GPUs free on {}{}, {} are "
-        "held for queue {}{}",
-        info.gang_milli, block.free_milli,
-        out.gpu_model == kAnyGpuModel ? std::string("all models") : out.gpu_model,
-        block.by_node ? (block.holders > 1 ? std::string(" nodes these queues may use")
-                                           : fmt::format(" nodes queue {} may use", out.queue))
-                      : std::string(),
-        block.held_milli, out.queue,
-        block.holders > 1 ? fmt::format(" and {} other queues", block.holders - 1) : std::string());
+        "their unused guarantee (can_lend: false): of the {} milli-GPUs free on {}, {} are held "
+        "for queue {}{}",
+        info.gang_milli, block.free_milli, where, block.held_milli, out.queue,
+        others > 0 ? fmt::format(" and {} other queue{}", others, others > 1 ? "s" : "")
+                   : std::string());
     return out;
   }
 

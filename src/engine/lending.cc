@@ -77,8 +77,8 @@ std::vector<int32_t> Lending::Chain(int32_t j) const {
   return chain;
 }
 
-std::vector<Lending::Holder> Lending::Holders(const std::vector<int32_t>& chain,
-                                              int32_t slot) const {
+std::vector<Lending::Holder> Lending::Holders(const std::vector<int32_t>& chain, int32_t slot,
+                                              std::vector<Holder>* inner) const {
   auto excludes_job = [&chain](int32_t q) {
     return std::find(chain.begin(), chain.end(), q) == chain.end();
   };
@@ -95,7 +95,10 @@ std::vector<Lending::Holder> Lending::Holders(const std::vector<int32_t>& chain,
     if (holds == 0 || !excludes_job(lender.queue)) continue;
     // Counted once: inside the hold of the nearest ancestor that does not lend, if that one
     // excludes the job too (if it contains the job, so do all the ancestors above it).
-    if (lender.parent != kNone && excludes_job(lenders_[lender.parent].queue)) continue;
+    if (lender.parent != kNone && excludes_job(lenders_[lender.parent].queue)) {
+      if (inner != nullptr) inner->push_back(Holder{static_cast<int32_t>(i), holds});
+      continue;
+    }
     holders.push_back(Holder{static_cast<int32_t>(i), holds});
   }
   return holders;
@@ -171,13 +174,15 @@ std::vector<Lending::Bound> Lending::Bounds(int32_t j, int32_t model) const {
   if (!by_node_ || model == kNone) return bounds;
   const std::vector<int32_t> chain = Chain(j);
   for (int32_t slot : {model, index_.any_model_slot()}) {
-    const std::vector<Holder> holders = Holders(chain, slot);
+    std::vector<Holder> inner;
+    const std::vector<Holder> holders = Holders(chain, slot, &inner);
     if (holders.empty()) continue;
     Bound all = Together(holders, slot);
     all.free_before = FreeFor(all.members, slot);
     bounds.push_back(all);
-    if (holders.size() == 1) continue;
-    for (const Holder& holder : holders) {
+    std::vector<Holder> alone = inner;
+    if (holders.size() > 1) alone.insert(alone.begin(), holders.begin(), holders.end());
+    for (const Holder& holder : alone) {
       Bound one;
       one.slot = slot;
       one.members = {holder.lender};
@@ -192,20 +197,44 @@ std::vector<Lending::Bound> Lending::Bounds(int32_t j, int32_t model) const {
 
 std::optional<LendingBlock> Lending::CheckPlaced(const std::vector<Bound>& bounds,
                                                  size_t* broken) const {
-  for (size_t i = 0; i < bounds.size(); ++i) {
-    const Bound& bound = bounds[i];
-    const int64_t free_now = FreeFor(bound.members, bound.slot);
-    if (free_now >= bound.free_before || free_now >= bound.held_milli) continue;
-    LendingBlock block;
-    block.queue = bound.queue;
-    block.slot = bound.slot;
-    block.held_milli = bound.held_milli;
-    block.free_milli = bound.free_before;
-    block.shortfall_milli = bound.held_milli - free_now;
-    block.holders = static_cast<int32_t>(bound.members.size());
-    block.by_node = true;
-    if (broken != nullptr) *broken = i;
-    return block;
+  // Per slot, the bounds start with all holders together (their holds summed: total). How much
+  // of the holds the free GPUs can still serve is at most total, and for each bound at most
+  // total - its held + its free (the rest of the holds, and what its own nodes have free): the
+  // least of these is `served`. A start may not lower it. Without owner restrictions every
+  // bound's free is the same and served is min(total, free): the rule of Check().
+  for (size_t first = 0; first < bounds.size();) {
+    const int32_t slot = bounds[first].slot;
+    const int64_t total = bounds[first].held_milli;
+    size_t end = first;
+    while (end < bounds.size() && bounds[end].slot == slot) ++end;
+    int64_t served_before = total, served_now = total;
+    size_t least = end;
+    std::vector<int64_t> free_now(end - first);
+    for (size_t i = first; i < end; ++i) {
+      const Bound& bound = bounds[i];
+      free_now[i - first] = FreeFor(bound.members, slot);
+      const int64_t rest = total - bound.held_milli;
+      served_before = std::min(served_before, SaturatingAdd(rest, bound.free_before));
+      const int64_t now = SaturatingAdd(rest, free_now[i - first]);
+      if (now < served_now) {
+        served_now = now;
+        least = i;
+      }
+    }
+    if (served_now < served_before) {
+      const Bound& bound = bounds[least];
+      LendingBlock block;
+      block.queue = bound.queue;
+      block.slot = slot;
+      block.held_milli = bound.held_milli;
+      block.free_milli = bound.free_before;
+      block.shortfall_milli = bound.held_milli - free_now[least - first];
+      block.holders = static_cast<int32_t>(bound.members.size());
+      block.by_node = true;
+      if (broken != nullptr) *broken = least;
+      return block;
+    }
+    first = end;
   }
   return std::nullopt;
 }

@@ -20,12 +20,15 @@
 //
 // Which nodes count. Q holds capacity its own jobs could use: free GPUs count for Q only on the
 // open nodes that some queue of its subtree may use (Node::owner_queues). When some node does
-// not count for some holder (by_node()), a start is checked once placed, each bound on its own
-// nodes: every holder on its own, its hold against the free milli-GPUs of the nodes that count
-// for it, and all of them together, their holds summed against the nodes that count for any of
-// them. A bound binds only a start that takes GPUs from its nodes, so a job may start on nodes
-// that count for none of the holders whatever they hold. Pairs of holders among three or more
-// are not checked together.
+// not count for some holder (by_node()), a start is checked once placed: it may not lower how
+// much of the holds the free GPUs can still serve. That amount is at most all holds summed; at
+// most, for all holders together, the free GPUs of the nodes that count for any of them; and for
+// each holder (and each queue inside a holder's hold), the other holds plus the free GPUs of its
+// own nodes. It is the least of these (a cut bound of the flow from free GPUs to holds; pairs of
+// holders among three or more are not among the cuts). A start that takes nothing from the
+// holders' nodes lowers none of them, so a job may start on nodes that count for none of the
+// holders whatever they hold; nor may one holder already short on its own nodes stop a start on
+// another's that leaves that other its hold. Without owner restrictions this is Check()'s rule.
 //
 // Rationale. Holding particular GPUs back would make every other placement depend on which
 // ones; counting, as the headroom rules do (headroom.h), keeps the placement strategy as it is
@@ -81,11 +84,13 @@ class Lending {
     int32_t queue = kNone;  // the member holding the most (lowest queue index on ties)
   };
   // By node: the bounds a start of job j on `model` must keep, measured now (before placing).
-  // Model slot first, then "*"; on each, all holders together, then each one alone if several.
+  // Model slot first, then "*"; on each, all holders together, then each one alone if several,
+  // then each queue inside a holder's hold alone.
   std::vector<Bound> Bounds(int32_t j, int32_t model) const;
-  // By node: the first bound that what was placed since Bounds() breaks (it took GPUs from the
-  // bound's nodes and left fewer free than is held there), or nullopt; `broken` (if given) is
-  // set to its index in `bounds`.
+  // By node: does what was placed since Bounds() lower how much of the holds the free GPUs can
+  // still serve (on the model, or on "*")? That is at most all holds summed, and for each bound
+  // at most the holds outside it plus what is free on its nodes. If so, the bound that now limits
+  // it most (the first such) as a block, and `broken` (if given) set to its index in `bounds`.
   std::optional<LendingBlock> CheckPlaced(const std::vector<Bound>& bounds,
                                           size_t* broken = nullptr) const;
   // From Avoid() on, until StopAvoiding(), Avoids(n) is true for the nodes of `bound`.
@@ -105,8 +110,10 @@ class Lending {
     int64_t holds;
   };
   // The lenders that hold something on `slot` against a job of the queues of `chain` (its queue
-  // and their ancestors), each counted once, in lenders_ order.
-  std::vector<Holder> Holders(const std::vector<int32_t>& chain, int32_t slot) const;
+  // and their ancestors), each counted once, in lenders_ order. `inner` (if given) receives the
+  // others that exclude the job and hold something: those inside a holder's hold.
+  std::vector<Holder> Holders(const std::vector<int32_t>& chain, int32_t slot,
+                              std::vector<Holder>* inner = nullptr) const;
   std::vector<int32_t> Chain(int32_t j) const;
   // The bound of all `holders` together on `slot` (free_before not measured).
   Bound Together(const std::vector<Holder>& holders, int32_t slot) const;

@@ -103,6 +103,35 @@ TEST(LendingNodesTest, EachHolderKeepsItsHoldOnItsOwnNodes) {
   ExpectStart(ScheduleOk(snapshot_with(2)), "j", {At("n1", {0, 1}, 1000)});
 }
 
+// As above, but c runs 3 GPUs on n2: b is already 1 short of its 2 there. The holds can serve 3
+// of their 4 (a's 2, and b's 1). A 2-GPU job of c on n1 leaves a its 2 and b its 1: it starts.
+// A 3-GPU job would leave 1 free on n1 and 1 on n2, 2 of the 4: it waits, the bound of the two
+// together naming a (both hold 2; the lower id).
+TEST(LendingNodesTest, AHolderAlreadyShortDoesNotStopStartsOnAnothersNodes) {
+  auto snapshot_with = [](int64_t gpus) {
+    return SnapshotBuilder()
+        .Model("A100")
+        .Node(Owned("n1", 4, {"a", "c"}))
+        .Node(Owned("n2", 4, {"b", "c"}))
+        .Queue(Lender("a", 2000))
+        .Queue(Lender("b", 2000))
+        .Queue("c")
+        .Job(Running("r", "c", "n2", {0, 1, 2}))
+        .Job(MakePendingJob("j", "c", GpuRequest(gpus * 1000)))
+        .Build();
+  };
+  ExpectStart(ScheduleOk(snapshot_with(2)), "j", {At("n1", {0, 1}, 1000)});
+  const Decisions waits = ScheduleOk(snapshot_with(3));
+  const PendingDecision* p = ExpectPending(waits, "j", PendingReason::kQueueLimit);
+  ASSERT_NE(p, nullptr) << DecisionsToText(waits);
+  EXPECT_EQ(p->queue, "a");
+  EXPECT_EQ(p->shortfall_milli, 2000);
+  EXPECT_EQ(p->detail,
+            "starting the job (3000 milli-GPUs) would use capacity held for queues that do not "
+            "lend their unused guarantee (can_lend: false): of the 5000 milli-GPUs free on the "
+            "holders' A100 nodes, 4000 are held for queue a and 1 other queue");
+}
+
 // An elastic job of c (1..8 one-GPU replicas) may use n1 only (n2 is b's); a holds 4 there. It
 // grows to 4 replicas (counting n2's free GPUs too, it would have taken all 8 of n1).
 TEST(LendingNodesTest, ElasticGrowthStopsAtTheHoldOnTheNodesThatCount) {
@@ -139,6 +168,31 @@ TEST(LendingNodesTest, ANodeOfAQueueBelowCountsForTheLender) {
   ExpectStart(d, "j", {At("n2", {0, 1, 2, 3}, 1000)});
 }
 
+// a (guaranteed 4) and its child a1 (guaranteed 2) do not lend; n2 belongs to a's other child
+// a2. a's hold of 4 counts n1 and n2 (8 free), a1's hold of 2, inside it, only n1. A 4-GPU job
+// of c fits a's hold (8 - 4 >= 4) but would leave a1 nothing it may use: it waits, naming a1.
+// A 2-GPU job of c leaves a1 its 2 and starts.
+TEST(LendingNodesTest, AQueueInsideAHoldKeepsItsHoldOnItsOwnNodes) {
+  auto snapshot_with = [](int64_t gpus) {
+    return SnapshotBuilder()
+        .Model("A100")
+        .Node(MakeNode("n1", "A100", 4))
+        .Node(Owned("n2", 4, {"a2"}))
+        .Queue(Lender("a", 4000))
+        .Queue(Lender("a1", 2000, "A100", "a"))
+        .Queue(MakeQueue("a2", "a"))
+        .Queue("c")
+        .Job(MakePendingJob("j", "c", GpuRequest(gpus * 1000)))
+        .Build();
+  };
+  const Decisions waits = ScheduleOk(snapshot_with(4));
+  const PendingDecision* p = ExpectPending(waits, "j", PendingReason::kQueueLimit);
+  ASSERT_NE(p, nullptr) << DecisionsToText(waits);
+  EXPECT_EQ(p->queue, "a1");
+  EXPECT_EQ(p->shortfall_milli, 2000);
+  ExpectStart(ScheduleOk(snapshot_with(2)), "j", {At("n1", {0, 1}, 1000)});
+}
+
 // --- Oracle ------------------------------------------------------------------------------------
 
 // Random trees of 4 queues (a root or a child of an earlier one), each with an A100 guarantee of
@@ -147,11 +201,12 @@ TEST(LendingNodesTest, ANodeOfAQueueBelowCountsForTheLender) {
 // job of k GPUs (one replica) of a random queue. The oracle, from docs/fair-share.md: a node
 // counts for queue Q if it has no owners, or an owner in Q's subtree or above Q. Holds as in
 // lending_test.cc; the holders are the queues that do not lend, exclude the job, and whose
-// nearest ancestor that does not lend (if any) contains it. Bounds: all holders together, and
-// each alone when there are several; a bound's free GPUs are those of the nodes counting for
-// one of its holders. The job starts iff some node it may use has k free GPUs and, for every
-// bound counting that node, free - k >= held. 3,000 seeds.
-TEST(LendingNodesTest, StartsExactlyWhenSomeNodeKeepsEveryBound) {
+// nearest ancestor that does not lend (if any) contains it. Bounds: all holders together, each
+// alone when there are several, and each queue inside a holder's hold alone; a bound's free GPUs
+// are those of the nodes counting for one of its queues. Served: the least of all holds summed
+// and, per bound, the holds outside it plus its free GPUs. The job starts iff some node it may
+// use has k free GPUs and taking them there does not lower served. 3,000 seeds.
+TEST(LendingNodesTest, StartsExactlyWhenTakingNoHeldCapacity) {
   constexpr int kQueues = 4;
   constexpr int kNodes = 3;
   int32_t started = 0, refused_by_hold = 0;
@@ -212,21 +267,32 @@ TEST(LendingNodesTest, StartsExactlyWhenSomeNodeKeepsEveryBound) {
     if (holders.size() > 1) {
       for (int q : holders) bounds.push_back({q});
     }
-    auto keeps_every_bound = [&](int n) {
+    // A queue inside a holder's hold, alone on its own nodes.
+    for (int q = 0; q < kQueues; ++q) {
+      if (tree.lends[q] || hold[q] == 0 || tree.Inside(job_queue, q)) continue;
+      if (std::find(holders.begin(), holders.end(), q) == holders.end()) bounds.push_back({q});
+    }
+    // How much of the holds the free GPUs can serve, with `taken` GPUs taken from node `n` (-1:
+    // none): the least of all holds summed and, per bound, the holds outside it plus the free
+    // GPUs of the nodes counting for one of its queues.
+    int64_t total = 0;
+    for (int q : holders) total += hold[q];
+    auto served = [&](int n, int32_t taken) {
+      int64_t least = total;
       for (const std::vector<int>& bound : bounds) {
         auto counts = [&](int m) {
           return std::any_of(bound.begin(), bound.end(), [&](int q) { return counts_for(q, m); });
         };
-        if (!counts(n)) continue;
         int64_t bound_free = 0, held = 0;
         for (int m = 0; m < kNodes; ++m) {
-          if (counts(m)) bound_free += free[m] * int64_t{1000};
+          if (counts(m)) bound_free += (free[m] - (m == n ? taken : 0)) * int64_t{1000};
         }
         for (int q : bound) held += hold[q];
-        if (bound_free - k * 1000 < held) return false;
+        least = std::min(least, total - held + bound_free);
       }
-      return true;
+      return least;
     };
+    auto keeps_every_bound = [&](int n) { return served(n, k) >= served(-1, 0); };
     bool expected = false, room = false;
     for (int n = 0; n < kNodes; ++n) {
       if (!may_use(job_queue, n) || free[n] < k) continue;
