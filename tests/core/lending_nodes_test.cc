@@ -76,21 +76,26 @@ TEST(LendingNodesTest, AJobRefusedOnHeldNodesStartsOnOthers) {
 }
 
 // n1 is a's and c's, n2 b's and c's (4 GPUs each); a and b are guaranteed 2 each and do not
-// lend. Together they hold 4 of the 8 free, so a 3-GPU job of c passes the bound of all
-// holders (8 - 3 >= 4), but on either node it would leave 1 of the 2 held for that node's
-// queue: it waits, naming a (the first try, n1). A 2-GPU job of c fits beside a's hold on n1.
+// lend; c runs `running` GPUs on n2 and waits for `gpus` GPUs.
+Snapshot TwoHolders(int32_t running, int64_t gpus) {
+  SnapshotBuilder builder;
+  builder.Model("A100")
+      .Node(Owned("n1", 4, {"a", "c"}))
+      .Node(Owned("n2", 4, {"b", "c"}))
+      .Queue(Lender("a", 2000))
+      .Queue(Lender("b", 2000))
+      .Queue("c");
+  std::vector<int32_t> gpus_used(running);
+  for (int32_t g = 0; g < running; ++g) gpus_used[g] = g;
+  if (running > 0) builder.Job(Running("r", "c", "n2", gpus_used));
+  return builder.Job(MakePendingJob("j", "c", GpuRequest(gpus * 1000))).Build();
+}
+
+// Nothing runs. The holds can serve all 4 (8 free). A 3-GPU job of c leaves 5 free in all, but
+// on either node only 1 of the 2 held for that node's queue (a's line: 4 - 2 + 1 = 3): it waits,
+// naming a (the first try, n1). A 2-GPU job of c fits beside a's hold on n1.
 TEST(LendingNodesTest, EachHolderKeepsItsHoldOnItsOwnNodes) {
-  auto snapshot_with = [](int64_t gpus) {
-    return SnapshotBuilder()
-        .Model("A100")
-        .Node(Owned("n1", 4, {"a", "c"}))
-        .Node(Owned("n2", 4, {"b", "c"}))
-        .Queue(Lender("a", 2000))
-        .Queue(Lender("b", 2000))
-        .Queue("c")
-        .Job(MakePendingJob("j", "c", GpuRequest(gpus * 1000)))
-        .Build();
-  };
+  auto snapshot_with = [](int64_t gpus) { return TwoHolders(0, gpus); };
   const Decisions waits = ScheduleOk(snapshot_with(3));
   const PendingDecision* p = ExpectPending(waits, "j", PendingReason::kQueueLimit);
   ASSERT_NE(p, nullptr) << DecisionsToText(waits);
@@ -108,18 +113,7 @@ TEST(LendingNodesTest, EachHolderKeepsItsHoldOnItsOwnNodes) {
 // A 3-GPU job would leave 1 free on n1 and 1 on n2, 2 of the 4: it waits, the bound of the two
 // together naming a (both hold 2; the lower id).
 TEST(LendingNodesTest, AHolderAlreadyShortDoesNotStopStartsOnAnothersNodes) {
-  auto snapshot_with = [](int64_t gpus) {
-    return SnapshotBuilder()
-        .Model("A100")
-        .Node(Owned("n1", 4, {"a", "c"}))
-        .Node(Owned("n2", 4, {"b", "c"}))
-        .Queue(Lender("a", 2000))
-        .Queue(Lender("b", 2000))
-        .Queue("c")
-        .Job(Running("r", "c", "n2", {0, 1, 2}))
-        .Job(MakePendingJob("j", "c", GpuRequest(gpus * 1000)))
-        .Build();
-  };
+  auto snapshot_with = [](int64_t gpus) { return TwoHolders(3, gpus); };
   ExpectStart(ScheduleOk(snapshot_with(2)), "j", {At("n1", {0, 1}, 1000)});
   const Decisions waits = ScheduleOk(snapshot_with(3));
   const PendingDecision* p = ExpectPending(waits, "j", PendingReason::kQueueLimit);
