@@ -27,10 +27,6 @@ Lending::Lending(const SnapshotIndex& index, const WorkingState& state, const Po
   });
   std::vector<int32_t> position(queues, kNone);
   for (size_t i = 0; i < order.size(); ++i) position[order[i]] = static_cast<int32_t>(i);
-  std::vector<int32_t> owned;
-  for (int32_t n = 0; n < index.node_count(); ++n) {
-    if (index.node_owned(n) && index.node_model(n) != kNone) owned.push_back(n);
-  }
   for (int32_t q : order) {
     Lender lender{q, kNone, std::vector<int64_t>(static_cast<size_t>(any) + 1, 0), {}};
     for (int32_t up = index.queue_parent(q); up != kNone; up = index.queue_parent(up)) {
@@ -45,30 +41,56 @@ Lending::Lending(const SnapshotIndex& index, const WorkingState& state, const Po
       if (slot != any) lender.guaranteed[slot] = quota.guaranteed_milli;
       lender.guaranteed[any] = SaturatingAdd(lender.guaranteed[any], quota.guaranteed_milli);
     }
-    // An owned node counts for q if some queue of q's subtree may use it.
-    if (!owned.empty()) {
-      std::vector<int32_t> subtree;
-      for (int32_t r = 0; r < queues; ++r) {
-        for (int32_t up = r; up != kNone; up = index.queue_parent(up)) {
-          if (up == q) {
-            subtree.push_back(r);
-            break;
-          }
-        }
-      }
-      for (int32_t n : owned) {
-        const bool counts = std::any_of(subtree.begin(), subtree.end(),
-                                        [&](int32_t r) { return index.QueueMayUseNode(r, n); });
-        if (counts) continue;
-        if (lender.counts.empty()) lender.counts.assign(index.node_count(), 1);
-        lender.counts[n] = 0;
-      }
-      if (!lender.counts.empty()) by_node_ = true;
-    }
     lenders_.push_back(std::move(lender));
   }
   below_.assign(lenders_.size(), 0);
-  if (by_node_) avoid_.assign(index.node_count(), 0);
+  IndexNodeClasses();
+}
+
+void Lending::IndexNodeClasses() {
+  const SnapshotIndex& index = index_;
+  const int32_t queues = index.queue_count();
+  // An owned node counts for a lender if some queue of the lender's subtree may use it.
+  std::vector<std::vector<int32_t>> subtrees(lenders_.size());
+  std::vector<std::vector<uint8_t>> signatures(1, std::vector<uint8_t>(lenders_.size(), 1));
+  node_class_.assign(index.node_count(), 0);
+  for (int32_t n = 0; n < index.node_count(); ++n) {
+    if (!index.node_owned(n) || index.node_model(n) == kNone) continue;
+    std::vector<uint8_t> signature(lenders_.size(), 0);
+    for (size_t l = 0; l < lenders_.size(); ++l) {
+      if (subtrees[l].empty()) {
+        for (int32_t r = 0; r < queues; ++r) {
+          for (int32_t up = r; up != kNone; up = index.queue_parent(up)) {
+            if (up == lenders_[l].queue) {
+              subtrees[l].push_back(r);
+              break;
+            }
+          }
+        }
+      }
+      signature[l] = std::any_of(subtrees[l].begin(), subtrees[l].end(),
+                                 [&](int32_t r) { return index.QueueMayUseNode(r, n); })
+                         ? 1
+                         : 0;
+    }
+    const auto found = std::find(signatures.begin(), signatures.end(), signature);
+    node_class_[n] = static_cast<int32_t>(found - signatures.begin());
+    if (found == signatures.end()) signatures.push_back(std::move(signature));
+  }
+  class_count_ = static_cast<int32_t>(signatures.size());
+  by_node_ = class_count_ > 1;
+  for (size_t l = 0; l < lenders_.size(); ++l) {
+    lenders_[l].classes.resize(class_count_);
+    for (int32_t c = 0; c < class_count_; ++c) lenders_[l].classes[c] = signatures[c][l];
+  }
+  if (!by_node_) return;
+  owned_nodes_.assign(index.any_model_slot() + 1, {});
+  for (int32_t n = 0; n < index.node_count(); ++n) {
+    if (node_class_[n] == 0) continue;
+    owned_nodes_[index.node_model(n)].push_back(n);
+    owned_nodes_[index.any_model_slot()].push_back(n);
+  }
+  avoid_class_.assign(class_count_, 0);
 }
 
 std::vector<int32_t> Lending::Chain(int32_t j) const {
@@ -104,20 +126,22 @@ std::vector<Lending::Holder> Lending::Holders(const std::vector<int32_t>& chain,
   return holders;
 }
 
-Lending::Bound Lending::Together(const std::vector<Holder>& holders, int32_t slot) const {
-  Bound all;
-  all.slot = slot;
+Lending::Bound Lending::Line(const std::vector<Holder>& holders, int32_t slot) const {
+  Bound line;
+  line.slot = slot;
+  line.classes.assign(class_count_, 0);
   int64_t largest = 0;
   for (const Holder& holder : holders) {
-    const int32_t queue = lenders_[holder.lender].queue;
-    all.members.push_back(holder.lender);
-    all.held_milli = SaturatingAdd(all.held_milli, holder.holds);
-    if (holder.holds > largest || (holder.holds == largest && queue < all.queue)) {
+    const Lender& lender = lenders_[holder.lender];
+    line.members.push_back(holder.lender);
+    line.held_milli = SaturatingAdd(line.held_milli, holder.holds);
+    for (int32_t c = 0; c < class_count_; ++c) line.classes[c] |= lender.classes[c];
+    if (holder.holds > largest || (holder.holds == largest && lender.queue < line.queue)) {
       largest = holder.holds;
-      all.queue = queue;
+      line.queue = lender.queue;
     }
   }
-  return all;
+  return line;
 }
 
 std::optional<LendingBlock> Lending::Check(int32_t j, int32_t model, int64_t milli) const {
@@ -126,7 +150,7 @@ std::optional<LendingBlock> Lending::Check(int32_t j, int32_t model, int64_t mil
   for (int32_t slot : {model, index_.any_model_slot()}) {
     const std::vector<Holder> holders = Holders(chain, slot);
     if (holders.empty()) continue;
-    const Bound all = Together(holders, slot);
+    const Bound all = Line(holders, slot);
     LendingBlock block;
     block.queue = all.queue;
     block.slot = slot;
@@ -147,25 +171,31 @@ std::optional<LendingBlock> Lending::Check(int32_t j, int32_t model, int64_t mil
   return std::nullopt;
 }
 
-template <typename Fn>
-void Lending::ForSlotNodes(int32_t slot, Fn&& fn) const {
-  if (slot != index_.any_model_slot()) {
-    for (int32_t n : index_.nodes_of_model(slot)) fn(n);
-    return;
+std::vector<int64_t> Lending::ClassFree(int32_t slot) const {
+  std::vector<int64_t> free(class_count_, 0);
+  int64_t total = 0;
+  if (slot == index_.any_model_slot()) {
+    for (int32_t m = 0; m < index_.model_count(); ++m) {
+      total = SaturatingAdd(total, state_.model_free_gpu(m));
+    }
+  } else {
+    total = state_.model_free_gpu(slot);
   }
-  for (int32_t m = 0; m < index_.model_count(); ++m) {
-    for (int32_t n : index_.nodes_of_model(m)) fn(n);
+  int64_t owned = 0;
+  for (int32_t n : owned_nodes_[slot]) {
+    if (!state_.node_open(n)) continue;
+    free[node_class_[n]] += state_.node_free_gpu(n);
+    owned += state_.node_free_gpu(n);
   }
+  free[0] = total - owned;  // the open nodes without owners
+  return free;
 }
 
-int64_t Lending::FreeFor(const std::vector<int32_t>& members, int32_t slot) const {
+int64_t Lending::LineFree(const Bound& line, const std::vector<int64_t>& class_free) {
   int64_t free = 0;
-  ForSlotNodes(slot, [&](int32_t n) {
-    if (!state_.node_open(n)) return;
-    const bool counts =
-        std::any_of(members.begin(), members.end(), [&](int32_t l) { return Counts(l, n); });
-    if (counts) free = SaturatingAdd(free, state_.node_free_gpu(n));
-  });
+  for (size_t c = 0; c < class_free.size(); ++c) {
+    if (line.classes[c] != 0) free = SaturatingAdd(free, class_free[c]);
+  }
   return free;
 }
 
@@ -177,61 +207,80 @@ std::vector<Lending::Bound> Lending::Bounds(int32_t j, int32_t model) const {
     std::vector<Holder> inner;
     const std::vector<Holder> holders = Holders(chain, slot, &inner);
     if (holders.empty()) continue;
-    Bound all = Together(holders, slot);
-    all.free_before = FreeFor(all.members, slot);
-    bounds.push_back(all);
-    std::vector<Holder> alone = inner;
-    if (holders.size() > 1) alone.insert(alone.begin(), holders.begin(), holders.end());
-    for (const Holder& holder : alone) {
-      Bound one;
-      one.slot = slot;
-      one.members = {holder.lender};
-      one.held_milli = holder.holds;
-      one.free_before = FreeFor(one.members, slot);
-      one.queue = lenders_[holder.lender].queue;
-      bounds.push_back(std::move(one));
+    const size_t first = bounds.size();
+    bounds.push_back(Line(holders, slot));
+    const std::vector<uint8_t>& all = bounds[first].classes;
+    // Holders that may use the same nodes, together (in order of their first member).
+    std::vector<std::vector<Holder>> groups;
+    for (const Holder& holder : holders) {
+      const std::vector<uint8_t>& classes = lenders_[holder.lender].classes;
+      auto same = std::find_if(groups.begin(), groups.end(), [&](const std::vector<Holder>& g) {
+        return lenders_[g.front().lender].classes == classes;
+      });
+      if (same == groups.end()) {
+        groups.push_back({holder});
+      } else {
+        same->push_back(holder);
+      }
     }
+    for (const std::vector<Holder>& group : groups) {
+      if (lenders_[group.front().lender].classes != all) bounds.push_back(Line(group, slot));
+    }
+    for (const Holder& holder : inner) {
+      if (lenders_[holder.lender].classes != all) bounds.push_back(Line({holder}, slot));
+    }
+    const std::vector<int64_t> class_free = ClassFree(slot);
+    const int64_t total = bounds[first].held_milli;
+    int64_t served = total;
+    for (size_t i = first; i < bounds.size(); ++i) {
+      Bound& line = bounds[i];
+      line.free_before = LineFree(line, class_free);
+      line.slack = SaturatingAdd(total - line.held_milli, line.free_before);
+      served = std::min(served, line.slack);
+    }
+    for (size_t i = first; i < bounds.size(); ++i) bounds[i].slack -= served;
   }
   return bounds;
 }
 
-std::optional<LendingBlock> Lending::CheckPlaced(const std::vector<Bound>& bounds,
-                                                 size_t* broken) const {
-  // Per slot, the bounds start with all holders together (their holds summed: total). How much
-  // of the holds the free GPUs can still serve is at most total, and for each bound at most
-  // total - its held + its free (the rest of the holds, and what its own nodes have free): the
-  // least of these is `served`. A start may not lower it. Without owner restrictions every
-  // bound's free is the same and served is min(total, free): the rule of Check().
+bool Lending::Slack(const std::vector<Bound>& bounds, int64_t milli) {
+  return std::all_of(bounds.begin(), bounds.end(),
+                     [milli](const Bound& line) { return line.slack >= milli; });
+}
+
+std::optional<LendingBlock> Lending::CheckPlaced(const std::vector<Bound>& bounds) const {
+  // Per slot, the lines start with all holders together (their holds summed: total).
   for (size_t first = 0; first < bounds.size();) {
     const int32_t slot = bounds[first].slot;
     const int64_t total = bounds[first].held_milli;
     size_t end = first;
     while (end < bounds.size() && bounds[end].slot == slot) ++end;
+    const std::vector<int64_t> class_free = ClassFree(slot);
     int64_t served_before = total, served_now = total;
     size_t least = end;
-    std::vector<int64_t> free_now(end - first);
+    int64_t least_free = 0;
     for (size_t i = first; i < end; ++i) {
-      const Bound& bound = bounds[i];
-      free_now[i - first] = FreeFor(bound.members, slot);
-      const int64_t rest = total - bound.held_milli;
-      served_before = std::min(served_before, SaturatingAdd(rest, bound.free_before));
-      const int64_t now = SaturatingAdd(rest, free_now[i - first]);
+      const Bound& line = bounds[i];
+      const int64_t rest = total - line.held_milli;
+      served_before = std::min(served_before, SaturatingAdd(rest, line.free_before));
+      const int64_t free_now = LineFree(line, class_free);
+      const int64_t now = SaturatingAdd(rest, free_now);
       if (now < served_now) {
         served_now = now;
         least = i;
+        least_free = free_now;
       }
     }
     if (served_now < served_before) {
-      const Bound& bound = bounds[least];
+      const Bound& line = bounds[least];
       LendingBlock block;
-      block.queue = bound.queue;
+      block.queue = line.queue;
       block.slot = slot;
-      block.held_milli = bound.held_milli;
-      block.free_milli = bound.free_before;
-      block.shortfall_milli = bound.held_milli - free_now[least - first];
-      block.holders = static_cast<int32_t>(bound.members.size());
+      block.held_milli = line.held_milli;
+      block.free_milli = line.free_before;
+      block.shortfall_milli = line.held_milli - least_free;
+      block.holders = static_cast<int32_t>(line.members.size());
       block.by_node = true;
-      if (broken != nullptr) *broken = least;
       return block;
     }
     first = end;
@@ -239,18 +288,13 @@ std::optional<LendingBlock> Lending::CheckPlaced(const std::vector<Bound>& bound
   return std::nullopt;
 }
 
-void Lending::Avoid(const Bound& bound) {
+void Lending::AvoidTight(const std::vector<Bound>& bounds, int64_t milli) {
+  std::fill(avoid_class_.begin(), avoid_class_.end(), 0);
+  for (const Bound& line : bounds) {
+    if (line.slack >= milli) continue;
+    for (int32_t c = 0; c < class_count_; ++c) avoid_class_[c] |= line.classes[c];
+  }
   avoiding_ = true;
-  ForSlotNodes(bound.slot, [&](int32_t n) {
-    for (int32_t l : bound.members) {
-      if (Counts(l, n)) avoid_[n] = 1;
-    }
-  });
-}
-
-void Lending::StopAvoiding() {
-  avoiding_ = false;
-  std::fill(avoid_.begin(), avoid_.end(), 0);
 }
 
 }  // namespace gpupool::internal

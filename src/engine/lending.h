@@ -20,21 +20,27 @@
 //
 // Which nodes count. Q holds capacity its own jobs could use: free GPUs count for Q only on the
 // open nodes that some queue of its subtree may use (Node::owner_queues). When some node does
-// not count for some holder (by_node()), a start is checked once placed: it may not lower how
-// much of the holds the free GPUs can still serve. That amount is at most all holds summed; at
-// most, for all holders together, the free GPUs of the nodes that count for any of them; and for
-// each holder (and each queue inside a holder's hold), the other holds plus the free GPUs of its
-// own nodes. It is the least of these (a cut bound of the flow from free GPUs to holds; pairs of
-// holders among three or more are not among the cuts). A start that takes nothing from the
-// holders' nodes lowers none of them, so a job may start on nodes that count for none of the
-// holders whatever they hold; nor may one holder already short on its own nodes stop a start on
-// another's that leaves that other its hold. Without owner restrictions this is Check()'s rule.
+// not count for some holder (by_node()), a start may not lower how much of the holds the free
+// GPUs can still serve. That amount ("served") is at most all holds summed (H), and for each line
+// at most H minus the line's holds plus the free GPUs of the nodes that count for the line's
+// queues; it is the least of these. Lines: all holders together; each group of holders that may
+// use the same nodes, and each queue inside a holder's hold, when those nodes are not all the
+// holders' nodes (else the line is never the least). These are cuts of the flow from free GPUs
+// to holds; other groups are not among them. A start that takes nothing from the holders' nodes
+// lowers no line, so a job may start on nodes that count for none of them; nor may a holder
+// already short on its own nodes stop a start on another's that leaves that other its hold.
+// Without owner restrictions every line has the same free GPUs, served is min(H, free), and this
+// is Check()'s rule.
 //
 // Rationale. Holding particular GPUs back would make every other placement depend on which
 // ones; counting, as the headroom rules do (headroom.h), keeps the placement strategy as it is
 // and refuses only the starts that would eat into what is held. A check costs one pass over the
-// queues that do not lend (usually none: then nothing at all); by node, two passes over the
-// nodes of the model per holder.
+// queues that do not lend (usually none: then nothing at all). By node, the nodes fall into
+// classes by the holders they count for (the nodes without owners are one class); a line's free
+// GPUs are a sum over classes, and the per-class free GPUs take a pass over the owned nodes of
+// the model only (the class without owners is the model's free GPUs minus the rest). A gang that
+// every line has room for (its slack: its amount minus served) is not checked at all; one that is
+// checked and refused is placed once more away from the classes of every line without that room.
 #ifndef GPUPOOL_LENDING_H_
 #define GPUPOOL_LENDING_H_
 
@@ -73,37 +79,39 @@ class Lending {
 
   // Does some node not count for some queue that does not lend (owner_queues)?
   bool by_node() const { return by_node_; }
-  // One bound a start of a job on a model must keep: `members` (lender indices) together hold
-  // `held_milli` on `slot`, and `free_before` milli-GPUs are free on the nodes that count for
-  // any of them.
+  // One line of the by-node rule: `members` (lender indices) hold `held_milli` on `slot`, and
+  // `free_before` milli-GPUs are free on the nodes of the classes in `classes`.
   struct Bound {
     int32_t slot = kNone;
     std::vector<int32_t> members;
+    std::vector<uint8_t> classes;  // per node class, 1 if it counts for some member
     int64_t held_milli = 0;
     int64_t free_before = 0;
+    // The line's amount (H - held_milli + free_before) minus served, before: how many
+    // milli-GPUs a start may take from its nodes without lowering served.
+    int64_t slack = 0;
     int32_t queue = kNone;  // the member holding the most (lowest queue index on ties)
   };
-  // By node: the bounds a start of job j on `model` must keep, measured now (before placing).
-  // Model slot first, then "*"; on each, all holders together, then each one alone if several,
-  // then each queue inside a holder's hold alone.
+  // By node: the lines a start of job j on `model` must keep, measured now (before placing);
+  // the model slot's, then those of "*". Empty when nothing is held against the job.
   std::vector<Bound> Bounds(int32_t j, int32_t model) const;
-  // By node: does what was placed since Bounds() lower how much of the holds the free GPUs can
-  // still serve (on the model, or on "*")? That is at most all holds summed, and for each bound
-  // at most the holds outside it plus what is free on its nodes. If so, the bound that now limits
-  // it most (the first such) as a block, and `broken` (if given) set to its index in `bounds`.
-  std::optional<LendingBlock> CheckPlaced(const std::vector<Bound>& bounds,
-                                          size_t* broken = nullptr) const;
-  // From Avoid() on, until StopAvoiding(), Avoids(n) is true for the nodes of `bound`.
-  void Avoid(const Bound& bound);
-  void StopAvoiding();
-  bool Avoids(int32_t n) const { return avoiding_ && avoid_[n] != 0; }
+  // May a start take `milli` milli-GPUs wherever it likes without lowering served?
+  static bool Slack(const std::vector<Bound>& bounds, int64_t milli);
+  // By node: does what was placed since Bounds() lower served (on the model, or on "*")? If so,
+  // the line that now limits it most (the first such) as a block.
+  std::optional<LendingBlock> CheckPlaced(const std::vector<Bound>& bounds) const;
+  // From AvoidTight() on, until StopAvoiding(), Avoids(n) is true for the nodes of every line
+  // with less slack than `milli`: a placement elsewhere lowers no line by more than its slack.
+  void AvoidTight(const std::vector<Bound>& bounds, int64_t milli);
+  void StopAvoiding() { avoiding_ = false; }
+  bool Avoids(int32_t n) const { return avoiding_ && avoid_class_[node_class_[n]] != 0; }
 
  private:
   struct Lender {
     int32_t queue;
     int32_t parent;  // index in lenders_ of the nearest ancestor that does not lend, or kNone
     std::vector<int64_t> guaranteed;  // per slot; the "*" slot holds every guarantee summed
-    std::vector<uint8_t> counts;      // per node, 1 if it counts for the queue; empty: every node
+    std::vector<uint8_t> classes;     // per node class, 1 if it counts for the queue
   };
   struct Holder {
     int32_t lender;
@@ -114,16 +122,13 @@ class Lending {
   // others that exclude the job and hold something: those inside a holder's hold.
   std::vector<Holder> Holders(const std::vector<int32_t>& chain, int32_t slot,
                               std::vector<Holder>* inner = nullptr) const;
+  void IndexNodeClasses();
   std::vector<int32_t> Chain(int32_t j) const;
-  // The bound of all `holders` together on `slot` (free_before not measured).
-  Bound Together(const std::vector<Holder>& holders, int32_t slot) const;
-  bool Counts(int32_t lender, int32_t n) const {
-    return lenders_[lender].counts.empty() || lenders_[lender].counts[n] != 0;
-  }
-  // Free milli-GPUs of slot's open nodes that count for some lender of `members`.
-  int64_t FreeFor(const std::vector<int32_t>& members, int32_t slot) const;
-  template <typename Fn>
-  void ForSlotNodes(int32_t slot, Fn&& fn) const;
+  // The line of `holders` together on `slot` (free and slack not measured).
+  Bound Line(const std::vector<Holder>& holders, int32_t slot) const;
+  // Free milli-GPUs per node class on slot's open nodes.
+  std::vector<int64_t> ClassFree(int32_t slot) const;
+  static int64_t LineFree(const Bound& line, const std::vector<int64_t>& class_free);
 
   const SnapshotIndex& index_;
   const WorkingState& state_;
@@ -131,7 +136,12 @@ class Lending {
   std::vector<Lender> lenders_;
   bool by_node_ = false;
   mutable std::vector<int64_t> below_;  // scratch: per lender, what the lenders below it hold
-  std::vector<uint8_t> avoid_;          // per node, while avoiding
+  // Node classes: 0 for the nodes without owners (and without GPUs), then one per set of
+  // lenders that owned nodes count for. Owned GPU nodes per model slot ("*": all of them).
+  int32_t class_count_ = 1;
+  std::vector<int32_t> node_class_;
+  std::vector<std::vector<int32_t>> owned_nodes_;
+  std::vector<uint8_t> avoid_class_;  // per class, while avoiding
   bool avoiding_ = false;
 };
 

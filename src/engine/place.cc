@@ -158,35 +158,33 @@ std::optional<std::vector<ReplicaPlacement>> Placer::Start(int32_t j) {
 }
 
 Placer::GangPlaced Placer::PlaceGangLent(int32_t j, int32_t model) {
+  const int64_t milli = index_.job(j).gang_milli;
   std::vector<Lending::Bound> bounds;
   if (lending_.by_node()) bounds = lending_.Bounds(j, model);
-  if (bounds.empty()) return PlaceGang(j, model) ? GangPlaced::kPlaced : GangPlaced::kNoRoom;
+  if (bounds.empty() || Lending::Slack(bounds, milli)) {
+    return PlaceGang(j, model) ? GangPlaced::kPlaced : GangPlaced::kNoRoom;
+  }
   const WorkingState::Mark mark = state_.Checkpoint();
   const size_t built = building_.size();
-  std::optional<LendingBlock> first;
-  // A placement that breaks a bound is undone, and the gang placed again away from that bound's
-  // nodes (once per bound at most).
-  for (size_t tries = 0; tries <= bounds.size(); ++tries) {
-    if (!PlaceGang(j, model)) {
-      state_.Rollback(mark);
-      building_.resize(built);
-      break;
-    }
-    size_t broken = 0;
-    std::optional<LendingBlock> block = lending_.CheckPlaced(bounds, &broken);
-    if (!block) {
-      lending_.StopAvoiding();
-      return GangPlaced::kPlaced;
-    }
-    if (!first) first = block;
+  if (!PlaceGang(j, model)) {
     state_.Rollback(mark);
     building_.resize(built);
-    ++counters_.transactions_rolled_back;
-    lending_.Avoid(bounds[broken]);
+    return GangPlaced::kNoRoom;
   }
+  const std::optional<LendingBlock> block = lending_.CheckPlaced(bounds);
+  if (!block) return GangPlaced::kPlaced;
+  state_.Rollback(mark);
+  building_.resize(built);
+  ++counters_.transactions_rolled_back;
+  // Once more away from the nodes of every line the gang could lower: whatever it takes from the
+  // others, served stays (elastic growth is checked replica by replica).
+  lending_.AvoidTight(bounds, milli);
+  const bool placed = PlaceGang(j, model);
   lending_.StopAvoiding();
-  if (!first) return GangPlaced::kNoRoom;
-  if (!last_lending_block_) last_lending_block_ = first;
+  if (placed) return GangPlaced::kPlaced;
+  state_.Rollback(mark);
+  building_.resize(built);
+  if (!last_lending_block_) last_lending_block_ = block;
   return GangPlaced::kHeld;
 }
 
@@ -279,6 +277,7 @@ void Placer::GrowElastic(int32_t j, int32_t model, Scope scope) {
       const size_t built = building_.size();
       std::vector<Lending::Bound> bounds;
       if (lending_.by_node()) bounds = lending_.Bounds(j, model);
+      if (Lending::Slack(bounds, group.request.gpu_milli)) bounds.clear();
       if (!PlaceReplica(j, g, r, model, scope)) {
         state_.Rollback(mark);
         building_.resize(built);

@@ -92,7 +92,8 @@ class Placer {
   };
 
   // PlaceGang() under the holds of queues that do not lend, when they are checked by node
-  // (lending.h): a placement that uses held capacity is undone and tried again on other nodes.
+  // (lending.h): a placement that uses held capacity is undone and tried once more away from
+  // the nodes of every line the gang could lower.
   // kHeld: refused by a hold (last_lending_block_ says which). The state is unchanged unless
   // kPlaced.
   enum class GangPlaced { kPlaced, kHeld, kNoRoom };

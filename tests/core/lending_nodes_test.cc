@@ -126,6 +126,24 @@ TEST(LendingNodesTest, AHolderAlreadyShortDoesNotStopStartsOnAnothersNodes) {
             "holders' A100 nodes, 4000 are held for queue a and 1 other queue");
 }
 
+// n1 is a's, b's and c's, n2 h's and c's (4 GPUs each); a, b and h hold 1 each. a and b may
+// use the same nodes (n1): together they need 2 there. A 3-GPU job of c on n1 would leave 1 (a
+// and b's line: 3 - 2 + 1 = 2, below the 3 the holds can serve), though each of a and b alone
+// would find its 1: it starts on n2 instead, which leaves h its 1.
+TEST(LendingNodesTest, HoldersOnTheSameNodesAreHeldTogether) {
+  const Decisions d = ScheduleOk(SnapshotBuilder()
+                                     .Model("A100")
+                                     .Node(Owned("n1", 4, {"a", "b", "c"}))
+                                     .Node(Owned("n2", 4, {"h", "c"}))
+                                     .Queue(Lender("a", 1000))
+                                     .Queue(Lender("b", 1000))
+                                     .Queue(Lender("h", 1000))
+                                     .Queue("c")
+                                     .Job(MakePendingJob("j", "c", GpuRequest(3000)))
+                                     .Build());
+  ExpectStart(d, "j", {At("n2", {0, 1, 2}, 1000)});
+}
+
 // An elastic job of c (1..8 one-GPU replicas) may use n1 only (n2 is b's); a holds 4 there. It
 // grows to 4 replicas (counting n2's free GPUs too, it would have taken all 8 of n1).
 TEST(LendingNodesTest, ElasticGrowthStopsAtTheHoldOnTheNodesThatCount) {
@@ -195,11 +213,11 @@ TEST(LendingNodesTest, AQueueInsideAHoldKeepsItsHoldOnItsOwnNodes) {
 // job of k GPUs (one replica) of a random queue. The oracle, from docs/fair-share.md: a node
 // counts for queue Q if it has no owners, or an owner in Q's subtree or above Q. Holds as in
 // lending_test.cc; the holders are the queues that do not lend, exclude the job, and whose
-// nearest ancestor that does not lend (if any) contains it. Bounds: all holders together, each
-// alone when there are several, and each queue inside a holder's hold alone; a bound's free GPUs
-// are those of the nodes counting for one of its queues. Served: the least of all holds summed
-// and, per bound, the holds outside it plus its free GPUs. The job starts iff some node it may
-// use has k free GPUs and taking them there does not lower served. 3,000 seeds.
+// nearest ancestor that does not lend (if any) contains it. Lines: all holders together, each
+// group of holders that may use the same nodes, and each queue inside a holder's hold; a line's
+// free GPUs are those of the nodes counting for one of its queues. Served: the least of all holds
+// summed and, per line, the holds outside it plus its free GPUs. The job starts iff some node it
+// may use has k free GPUs and taking them there does not lower served. 3,000 seeds.
 TEST(LendingNodesTest, StartsExactlyWhenTakingNoHeldCapacity) {
   constexpr int kQueues = 4;
   constexpr int kNodes = 3;
@@ -256,12 +274,28 @@ TEST(LendingNodesTest, StartsExactlyWhenTakingNoHeldCapacity) {
 
     const std::vector<int64_t> hold = tree.Holds(usage_own);
     const std::vector<int> holders = tree.Holders(job_queue, hold);
+    // Lines: all holders; each group of holders that may use the same nodes; each queue inside a
+    // holder's hold (their node sets may equal all holders' nodes: such a line is never the
+    // least, and the engine leaves it out).
+    auto nodes_of = [&](int q) {
+      std::vector<bool> nodes(kNodes);
+      for (int m = 0; m < kNodes; ++m) nodes[m] = counts_for(q, m);
+      return nodes;
+    };
     std::vector<std::vector<int>> bounds;
     if (!holders.empty()) bounds.push_back(holders);
-    if (holders.size() > 1) {
-      for (int q : holders) bounds.push_back({q});
+    std::vector<std::vector<bool>> group_nodes;
+    std::vector<std::vector<int>> groups;
+    for (int q : holders) {
+      const auto same = std::find(group_nodes.begin(), group_nodes.end(), nodes_of(q));
+      if (same == group_nodes.end()) {
+        group_nodes.push_back(nodes_of(q));
+        groups.push_back({q});
+      } else {
+        groups[same - group_nodes.begin()].push_back(q);
+      }
     }
-    // A queue inside a holder's hold, alone on its own nodes.
+    for (const std::vector<int>& group : groups) bounds.push_back(group);
     for (int q = 0; q < kQueues; ++q) {
       if (tree.lends[q] || hold[q] == 0 || tree.Inside(job_queue, q)) continue;
       if (std::find(holders.begin(), holders.end(), q) == holders.end()) bounds.push_back({q});
