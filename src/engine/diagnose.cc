@@ -362,20 +362,32 @@ PendingDecision Placer::Diagnose(int32_t j) {
     out.gpu_model = block.slot == index_.any_model_slot() ? std::string(kAnyGpuModel)
                                                           : index_.model(block.slot).name;
     out.shortfall_milli = block.shortfall_milli;
-    // Where: "A100" or "all models"; by node, the nodes the holders may use.
     const bool all_models = out.gpu_model == kAnyGpuModel;
-    std::string where = all_models ? std::string("all models") : out.gpu_model;
+    const std::string model = all_models ? std::string("all models") : out.gpu_model;
     if (block.by_node) {
-      const std::string nodes = all_models ? "nodes of all models" : out.gpu_model + " nodes";
-      where = block.holders > 1 ? "the holders' " + nodes
-                                : fmt::format("{} queue {} may use", nodes, out.queue);
+      // The line refused: its queues, and the free GPUs of the nodes they may use.
+      std::vector<std::string> names;
+      for (int32_t q : block.queues) names.push_back(index_.queue(q).id);
+      std::string who = names.size() == 1 ? "queue " + names[0] : "queues " + names[0];
+      const size_t listed = names.size() > 4 ? 3 : names.size();
+      for (size_t i = 1; i < listed; ++i)
+        who += (i + 1 == names.size() ? " and " : ", ") + names[i];
+      if (listed < names.size()) who += fmt::format(" and {} others", names.size() - listed);
+      out.detail = fmt::format(
+          "starting the job ({} milli-GPUs) would use capacity held for queues that do not lend "
+          "their unused guarantee (can_lend: false): of the {} milli-GPUs free on {} {} may use, "
+          "{} are held for {}",
+          info.gang_milli, block.free_milli,
+          all_models ? std::string("nodes of all models") : out.gpu_model + " nodes", who,
+          block.held_milli, names.size() == 1 ? who : std::string("them"));
+      return out;
     }
     const int32_t others = block.holders - 1;
     out.detail = fmt::format(
         "starting the job ({} milli-GPUs) would use capacity held for queues that do not lend "
         "their unused guarantee (can_lend: false): of the {} milli-GPUs free on {}, {} are held "
         "for queue {}{}",
-        info.gang_milli, block.free_milli, where, block.held_milli, out.queue,
+        info.gang_milli, block.free_milli, model, block.held_milli, out.queue,
         others > 0 ? fmt::format(" and {} other queue{}", others, others > 1 ? "s" : "")
                    : std::string());
     return out;

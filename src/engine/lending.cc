@@ -281,6 +281,8 @@ std::optional<LendingBlock> Lending::CheckPlaced(const std::vector<Bound>& bound
       block.shortfall_milli = line.held_milli - least_free;
       block.holders = static_cast<int32_t>(line.members.size());
       block.by_node = true;
+      for (int32_t l : line.members) block.queues.push_back(lenders_[l].queue);
+      std::sort(block.queues.begin(), block.queues.end());
       return block;
     }
     first = end;

@@ -63,6 +63,7 @@ struct LendingBlock {
   int64_t shortfall_milli = 0;  // held + what the start takes of free_milli - free_milli
   int32_t holders = 0;          // queues holding something, in all
   bool by_node = false;         // free_milli counts only the nodes the holders may use
+  std::vector<int32_t> queues;  // by node: the queues of the line refused (queue indices, sorted)
 };
 
 class Lending {

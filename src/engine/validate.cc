@@ -437,8 +437,12 @@ class Validator {
     std::vector<std::string_view>& owners = names_scratch_;
     owners.assign(node.owner_queues.begin(), node.owner_queues.end());
     std::sort(owners.begin(), owners.end());
-    for (std::string_view owner : owners) {
+    for (size_t i = 0; i < owners.size(); ++i) {
+      const std::string_view owner = owners[i];
       if (owner.empty()) return Invalid("nodes[{}].owner_queues: must not hold an empty id", id);
+      if (i > 0 && owner == owners[i - 1]) {
+        return Invalid("nodes[{}].owner_queues: queue \"{}\" named twice", id, owner);
+      }
       if (!catalog_.KnownQueue(owner)) {
         return Inconsistent("nodes[{}].owner_queues: unknown queue \"{}\"", id, owner);
       }

@@ -122,8 +122,8 @@ TEST(LendingNodesTest, AHolderAlreadyShortDoesNotStopStartsOnAnothersNodes) {
   EXPECT_EQ(p->shortfall_milli, 2000);
   EXPECT_EQ(p->detail,
             "starting the job (3000 milli-GPUs) would use capacity held for queues that do not "
-            "lend their unused guarantee (can_lend: false): of the 5000 milli-GPUs free on the "
-            "holders' A100 nodes, 4000 are held for queue a and 1 other queue");
+            "lend their unused guarantee (can_lend: false): of the 5000 milli-GPUs free on A100 "
+            "nodes queues a and b may use, 4000 are held for them");
 }
 
 // n1 is a's, b's and c's, n2 h's and c's (4 GPUs each); a, b and h hold 1 each. a and b may

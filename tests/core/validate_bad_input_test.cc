@@ -308,6 +308,12 @@ std::vector<BadCase> BadCases() {
        kInconsistent, "nodes[n4].owner_queues: unknown queue \"zz\""},
       {"OwnerQueueEmpty", [](Snapshot& s) { NodeById(s, "n4").owner_queues.push_back(""); },
        kInvalid, "nodes[n4].owner_queues: must not hold an empty id"},
+      {"OwnerQueueTwice",
+       [](Snapshot& s) {
+         NodeById(s, "n4").owner_queues.push_back("team-a");
+         NodeById(s, "n4").owner_queues.push_back("team-a");
+       },
+       kInvalid, "nodes[n4].owner_queues: queue \"team-a\" named twice"},
       {"ReclaimingNotSpot", [](Snapshot& s) { NodeById(s, "n3").reclaiming = true; }, kInvalid,
        "nodes[n3].reclaiming: only a spot node is reclaimed (set spot)"},
       {"ReclaimDeadlineNotReclaiming",
