@@ -209,7 +209,7 @@ std::vector<Lending::Bound> Lending::Bounds(int32_t j, int32_t model) const {
     if (holders.empty()) continue;
     const size_t first = bounds.size();
     bounds.push_back(Line(holders, slot));
-    const std::vector<uint8_t>& all = bounds[first].classes;
+    const std::vector<uint8_t> all = bounds[first].classes;  // a copy: bounds grows below
     // Holders that may use the same nodes, together (in order of their first member).
     std::vector<std::vector<Holder>> groups;
     for (const Holder& holder : holders) {

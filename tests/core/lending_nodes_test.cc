@@ -144,6 +144,34 @@ TEST(LendingNodesTest, HoldersOnTheSameNodesAreHeldTogether) {
   ExpectStart(d, "j", {At("n2", {0, 1, 2}, 1000)});
 }
 
+// Five holders h1..h5, each guaranteed 1 on a 2-GPU node of its own (shared with c). Each is a
+// line of its own, besides all of them together (a regression: the lines were built in a vector
+// that grew while the list of all holders' node classes was read from it, found by the
+// snapshot_mutator fuzzer under ASan). The holds can serve all 5. A 2-GPU job of c would leave
+// its node's holder nothing, wherever it goes: it waits, naming h1 (the first node tried). A
+// 1-GPU job of c starts on n1.
+TEST(LendingNodesTest, ManyHoldersEachOnItsOwnNode) {
+  auto snapshot_with = [](int64_t gpus) {
+    SnapshotBuilder builder;
+    builder.Model("A100").Queue("c");
+    for (int i = 1; i <= 5; ++i) {
+      const std::string h = "h" + std::to_string(i);
+      builder.Node(Owned("n" + std::to_string(i), 2, {h, "c"})).Queue(Lender(h, 1000));
+    }
+    return builder.Job(MakePendingJob("j", "c", GpuRequest(gpus * 1000))).Build();
+  };
+  const Decisions waits = ScheduleOk(snapshot_with(2));
+  const PendingDecision* p = ExpectPending(waits, "j", PendingReason::kQueueLimit);
+  ASSERT_NE(p, nullptr) << DecisionsToText(waits);
+  EXPECT_EQ(p->queue, "h1");
+  EXPECT_EQ(p->shortfall_milli, 1000);
+  EXPECT_EQ(p->detail,
+            "starting the job (2000 milli-GPUs) would use capacity held for queues that do not "
+            "lend their unused guarantee (can_lend: false): of the 2000 milli-GPUs free on A100 "
+            "nodes queue h1 may use, 1000 are held for queue h1");
+  ExpectStart(ScheduleOk(snapshot_with(1)), "j", {At("n1", {0}, 1000)});
+}
+
 // An elastic job of c (1..8 one-GPU replicas) may use n1 only (n2 is b's); a holds 4 there. It
 // grows to 4 replicas (counting n2's free GPUs too, it would have taken all 8 of n1).
 TEST(LendingNodesTest, ElasticGrowthStopsAtTheHoldOnTheNodesThatCount) {
