@@ -51,27 +51,25 @@ void Lending::IndexNodeClasses() {
   const SnapshotIndex& index = index_;
   const int32_t queues = index.queue_count();
   // An owned node counts for a lender if some queue of the lender's subtree may use it.
-  std::vector<std::vector<int32_t>> subtrees(lenders_.size());
+  std::vector<int32_t> owned;
+  for (int32_t n = 0; n < index.node_count(); ++n) {
+    if (index.node_owned(n) && index.node_model(n) != kNone) owned.push_back(n);
+  }
+  std::vector<std::vector<int32_t>> subtrees(owned.empty() ? 0 : lenders_.size());
+  for (size_t l = 0; l < subtrees.size(); ++l) {
+    for (int32_t r = 0; r < queues; ++r) {
+      int32_t up = r;
+      while (up != kNone && up != lenders_[l].queue) up = index.queue_parent(up);
+      if (up != kNone) subtrees[l].push_back(r);
+    }
+  }
   std::vector<std::vector<uint8_t>> signatures(1, std::vector<uint8_t>(lenders_.size(), 1));
   node_class_.assign(index.node_count(), 0);
-  for (int32_t n = 0; n < index.node_count(); ++n) {
-    if (!index.node_owned(n) || index.node_model(n) == kNone) continue;
+  for (int32_t n : owned) {
     std::vector<uint8_t> signature(lenders_.size(), 0);
     for (size_t l = 0; l < lenders_.size(); ++l) {
-      if (subtrees[l].empty()) {
-        for (int32_t r = 0; r < queues; ++r) {
-          for (int32_t up = r; up != kNone; up = index.queue_parent(up)) {
-            if (up == lenders_[l].queue) {
-              subtrees[l].push_back(r);
-              break;
-            }
-          }
-        }
-      }
       signature[l] = std::any_of(subtrees[l].begin(), subtrees[l].end(),
-                                 [&](int32_t r) { return index.QueueMayUseNode(r, n); })
-                         ? 1
-                         : 0;
+                                 [&](int32_t r) { return index.QueueMayUseNode(r, n); });
     }
     const auto found = std::find(signatures.begin(), signatures.end(), signature);
     node_class_[n] = static_cast<int32_t>(found - signatures.begin());
@@ -156,13 +154,7 @@ std::optional<LendingBlock> Lending::Check(int32_t j, int32_t model, int64_t mil
     block.slot = slot;
     block.held_milli = all.held_milli;
     block.holders = static_cast<int32_t>(holders.size());
-    if (slot == index_.any_model_slot()) {
-      for (int32_t m = 0; m < index_.model_count(); ++m) {
-        block.free_milli = SaturatingAdd(block.free_milli, state_.model_free_gpu(m));
-      }
-    } else {
-      block.free_milli = state_.model_free_gpu(slot);
-    }
+    block.free_milli = SlotFree(slot);
     const int64_t needed = SaturatingAdd(block.held_milli, milli);
     if (block.free_milli >= needed) continue;
     block.shortfall_milli = needed - block.free_milli;
@@ -171,23 +163,24 @@ std::optional<LendingBlock> Lending::Check(int32_t j, int32_t model, int64_t mil
   return std::nullopt;
 }
 
+int64_t Lending::SlotFree(int32_t slot) const {
+  if (slot != index_.any_model_slot()) return state_.model_free_gpu(slot);
+  int64_t free = 0;
+  for (int32_t m = 0; m < index_.model_count(); ++m) {
+    free = SaturatingAdd(free, state_.model_free_gpu(m));
+  }
+  return free;
+}
+
 std::vector<int64_t> Lending::ClassFree(int32_t slot) const {
   std::vector<int64_t> free(class_count_, 0);
-  int64_t total = 0;
-  if (slot == index_.any_model_slot()) {
-    for (int32_t m = 0; m < index_.model_count(); ++m) {
-      total = SaturatingAdd(total, state_.model_free_gpu(m));
-    }
-  } else {
-    total = state_.model_free_gpu(slot);
-  }
   int64_t owned = 0;
   for (int32_t n : owned_nodes_[slot]) {
     if (!state_.node_open(n)) continue;
     free[node_class_[n]] += state_.node_free_gpu(n);
     owned += state_.node_free_gpu(n);
   }
-  free[0] = total - owned;  // the open nodes without owners
+  free[0] = SlotFree(slot) - owned;  // the open nodes without owners
   return free;
 }
 

@@ -127,6 +127,8 @@ class Lending {
   std::vector<int32_t> Chain(int32_t j) const;
   // The line of `holders` together on `slot` (free and slack not measured).
   Bound Line(const std::vector<Holder>& holders, int32_t slot) const;
+  // Free milli-GPUs of slot's open nodes (a model, or all models for "*").
+  int64_t SlotFree(int32_t slot) const;
   // Free milli-GPUs per node class on slot's open nodes.
   std::vector<int64_t> ClassFree(int32_t slot) const;
   static int64_t LineFree(const Bound& line, const std::vector<int64_t>& class_free);
