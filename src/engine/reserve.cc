@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 
 #include "internal/shortest_prefix.h"
 
@@ -210,28 +211,66 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
 
   // Draining (preemption.starving_drain): the running jobs on the GPUs the placement uses that
   // may go now, asked in id order; the nodes' expected ends are then those of the work left.
+  // Without backfill, a job goes only if that empties some GPU of the placement of the work in
+  // the way: where a job that may not go yet (or a start of this cycle) shares every GPU of the
+  // placement it uses (fractional work), the room it would free stays short of a GPU, which
+  // Hold() does not hold, so it would start again in place, to be drained again by the next
+  // cycle. With backfill the hold keeps what is free of each GPU (HoldExactly()), and such a
+  // job goes as before: the others on its GPU follow when they may.
   Reservation reservation;
-  std::vector<int32_t> in_the_way;
+  // The work on each GPU the placement uses, as (node, GPU index, job): running jobs, which are
+  // in the way, and the starts of this pass, which stay.
+  std::vector<std::tuple<int32_t, int32_t, int32_t>> on_gpu;
   for (const ReplicaPlacement& p : *placements) {
     const int32_t n = index_.FindNode(p.node);
     if (n == kNone) continue;
-    auto uses = [&](int32_t g) {
-      return std::find(p.gpus.begin(), p.gpus.end(), g) != p.gpus.end();
-    };
     for (int32_t v : jobs_on_node_[n]) {
-      if (started_now_[v] || state_.released(v)) continue;
-      for (const ReplicaPlacement& q : index_.job(v).job->placements) {
-        if (q.node == p.node && std::any_of(q.gpus.begin(), q.gpus.end(), uses)) {
-          in_the_way.push_back(v);
-          break;
+      if (!started_now_[v] && state_.released(v)) continue;
+      const std::vector<ReplicaPlacement>& runs =
+          started_now_[v] ? placed_[v] : index_.job(v).job->placements;
+      for (const ReplicaPlacement& q : runs) {
+        if (q.node != p.node) continue;
+        for (int32_t g : q.gpus) {
+          if (std::find(p.gpus.begin(), p.gpus.end(), g) != p.gpus.end()) {
+            on_gpu.emplace_back(n, g, v);
+          }
         }
       }
     }
   }
+  std::sort(on_gpu.begin(), on_gpu.end());
+  on_gpu.erase(std::unique(on_gpu.begin(), on_gpu.end()), on_gpu.end());
+  std::vector<int32_t> in_the_way;
+  for (const auto& [n, g, v] : on_gpu) {
+    if (!started_now_[v]) in_the_way.push_back(v);
+  }
   std::sort(in_the_way.begin(), in_the_way.end());
   in_the_way.erase(std::unique(in_the_way.begin(), in_the_way.end()), in_the_way.end());
+  // Those that may go now, asked as the drain will ask (in id order, each after the others).
+  std::vector<int32_t> may_go;
   for (int32_t v : in_the_way) {
-    if (!drain.take(v)) continue;
+    if (drain.may(v, may_go)) may_go.push_back(v);
+  }
+  auto goes = [&](int32_t v) { return std::binary_search(may_go.begin(), may_go.end(), v); };
+  // Jobs with a GPU of the placement that every job in the way on it leaves.
+  std::vector<int32_t> empties;
+  for (size_t i = 0; i < on_gpu.size();) {
+    size_t end = i;
+    bool all_go = true;
+    for (; end < on_gpu.size() && std::get<0>(on_gpu[end]) == std::get<0>(on_gpu[i]) &&
+           std::get<1>(on_gpu[end]) == std::get<1>(on_gpu[i]);
+         ++end) {
+      all_go = all_go && goes(std::get<2>(on_gpu[end]));
+    }
+    all_go = all_go || policy_.backfill.enabled;
+    for (; all_go && i < end; ++i) {
+      if (!started_now_[std::get<2>(on_gpu[i])]) empties.push_back(std::get<2>(on_gpu[i]));
+    }
+    i = end;
+  }
+  std::sort(empties.begin(), empties.end());
+  for (int32_t v : in_the_way) {
+    if (!std::binary_search(empties.begin(), empties.end(), v) || !drain.take(v)) continue;
     state_.ReleaseRunningJob(v);
     reservation.drained.push_back(v);
   }

@@ -74,9 +74,12 @@ class Reserver {
   // the starts made earlier in the cycle, as the next cycle, where they run, does (a drain does
   // not: a start of this cycle is no victim, and it would drain jobs for a reservation that the
   // next pass, seeing that start running, may make elsewhere).
+  // `may(v, planned)`: whether v could go now after the jobs `planned`, without taking it (the
+  // same answer `take` would give, with no effect).
   struct Drain {
     absl::FunctionRef<int64_t(int32_t)> from;
     absl::FunctionRef<bool(int32_t)> take;
+    absl::FunctionRef<bool(int32_t, const std::vector<int32_t>&)> may;
     bool drains = false;
   };
   // For pending job j, which has just failed to start: holds capacity for it where it can start

@@ -316,7 +316,10 @@ class Cycle {
       if (consolidator_) consolidator_->NoteTaken(v);
       return true;
     };
-    auto reservation = reserver_.Reserve(j, internal::Reserver::Drain{from, take, drains});
+    auto may = [&](int32_t v, const std::vector<int32_t>& planned) {
+      return drains && planner_.MayDrain(j, v, planned);
+    };
+    auto reservation = reserver_.Reserve(j, internal::Reserver::Drain{from, take, may, drains});
     if (!reservation) return;
     decisions_.reservations.push_back(std::move(reservation->decision));
     reserve_jobs_.push_back(j);

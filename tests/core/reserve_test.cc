@@ -321,6 +321,70 @@ Policy PastMinRuntimePolicy(bool past_min_runtime) {
   return policy;
 }
 
+// A drain takes a job only where that empties a GPU of the reservation's placement (stage 7,
+// "Draining"). n1's one GPU is shared by `half` (500 milli-GPUs, just checkpointed: it may go)
+// and `keep` (500, not preemptible, 500 s of work left); n2's by `other` (1,000, 5,000 s left).
+// The starving 1-GPU job reserves n1, which frees first. Draining `half` alone would free half a
+// GPU, which the reservation does not hold: `half` would start again in place, and the next
+// cycle would drain it again. So nothing is drained, and the job expects to start when `keep`
+// ends. With backfill the hold keeps what is free of each GPU, and `half` goes as before.
+Snapshot SharedGpuSnapshot() {
+  SnapshotBuilder b;
+  b.Now(3 * kDay).Model("a100");
+  b.Node(MakeNode("n1", "a100", 1));
+  b.Node(MakeNode("n2", "a100", 1));
+  b.Queue("q");
+  auto running = [&](const char* id, const char* node, int64_t milli, int64_t left) {
+    Job job = MakeRunningJob(id, "q", GpuRequest(milli), {Placement(node, {0})}, 3 * kDay - 4000);
+    job.attained_service_s = 4000;
+    job.runtime_estimate_s = 4000 + left;
+    job.checkpointing.interval_s = 1800;
+    job.checkpointing.last_checkpoint_time = 3 * kDay - 10;
+    return job;
+  };
+  b.Job(running("half", "n1", 500, 3000));
+  Job keep = running("keep", "n1", 500, 500);
+  keep.preemptible = false;
+  b.Job(keep);
+  Job other = running("other", "n2", 1000, 5000);
+  other.preemptible = false;
+  b.Job(other);
+  Job big = MakePendingJob("big", "q", GpuRequest(1000));
+  big.submit_time = 0;
+  b.Job(big);
+  return b.Build();
+}
+
+TEST(ReserveTest, TheDrainLeavesAJobWhoseGpuOtherWorkKeeps) {
+  absl::StatusOr<Decisions> d = Schedule(SharedGpuSnapshot(), DrainPolicy(true));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->preemptions.empty());
+  EXPECT_TRUE(d->starts.empty());
+  ASSERT_EQ(d->reservations.size(), 1u);
+  EXPECT_EQ(d->reservations[0].job, "big");
+  EXPECT_EQ(d->reservations[0].nodes, (std::vector<std::string>{"n1"}));
+  EXPECT_EQ(d->reservations[0].expected_start, 3 * kDay + 500);
+  EXPECT_EQ(d->counters.passes, 1);
+
+  Policy backfill = DrainPolicy(true);
+  backfill.backfill.enabled = true;
+  d = Schedule(SharedGpuSnapshot(), backfill);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->preemptions.size(), 1u);
+  EXPECT_EQ(d->preemptions[0].job, "half");
+  EXPECT_EQ(d->preemptions[0].for_job, "big");
+  EXPECT_TRUE(d->starts.empty());
+  ASSERT_EQ(d->reservations.size(), 1u);
+  EXPECT_EQ(d->reservations[0].nodes, (std::vector<std::string>{"n1"}));
+  // A fixed point: applied, the next cycle drains and starts nothing.
+  Snapshot applied = SharedGpuSnapshot();
+  ASSERT_TRUE(ApplyDecisions(*d, applied).ok());
+  absl::StatusOr<Decisions> again = Schedule(applied, backfill);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->preemptions.empty());
+  EXPECT_TRUE(again->starts.empty());
+}
+
 // The protected job's node ranks as freeing when its minimum ends (here its work ends first, in
 // 5,000 s), so a reservation that has nodes freeing sooner leaves it alone.
 TEST(ReserveTest, PastMinRuntimeTheDrainStillPrefersNodesThatFreeSooner) {
