@@ -1,8 +1,8 @@
 #include "reserve.h"
 
 #include <algorithm>
+#include <compare>
 #include <string>
-#include <tuple>
 
 #include "internal/shortest_prefix.h"
 
@@ -218,9 +218,13 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
   // cycle. With backfill the hold keeps what is free of each GPU (HoldExactly()), and such a
   // job goes as before: the others on its GPU follow when they may.
   Reservation reservation;
-  // The work on each GPU the placement uses, as (node, GPU index, job): running jobs, which are
-  // in the way, and the starts of this pass, which stay.
-  std::vector<std::tuple<int32_t, int32_t, int32_t>> on_gpu;
+  // The work on each GPU the placement uses: running jobs, which are in the way, and the starts
+  // of this pass, which stay.
+  struct OnGpu {
+    int32_t node, gpu, job;
+    auto operator<=>(const OnGpu&) const = default;
+  };
+  std::vector<OnGpu> on_gpu;
   for (const ReplicaPlacement& p : *placements) {
     const int32_t n = index_.FindNode(p.node);
     if (n == kNone) continue;
@@ -232,7 +236,7 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
         if (q.node != p.node) continue;
         for (int32_t g : q.gpus) {
           if (std::find(p.gpus.begin(), p.gpus.end(), g) != p.gpus.end()) {
-            on_gpu.emplace_back(n, g, v);
+            on_gpu.push_back(OnGpu{n, g, v});
           }
         }
       }
@@ -241,36 +245,37 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
   std::sort(on_gpu.begin(), on_gpu.end());
   on_gpu.erase(std::unique(on_gpu.begin(), on_gpu.end()), on_gpu.end());
   std::vector<int32_t> in_the_way;
-  for (const auto& [n, g, v] : on_gpu) {
-    if (!started_now_[v]) in_the_way.push_back(v);
+  for (const OnGpu& w : on_gpu) {
+    if (!started_now_[w.job]) in_the_way.push_back(w.job);
   }
   std::sort(in_the_way.begin(), in_the_way.end());
   in_the_way.erase(std::unique(in_the_way.begin(), in_the_way.end()), in_the_way.end());
-  // Those that may go now, asked as the drain will ask (in id order, each after the others).
-  std::vector<int32_t> may_go;
-  for (int32_t v : in_the_way) {
-    if (drain.may(v, may_go)) may_go.push_back(v);
-  }
-  auto goes = [&](int32_t v) { return std::binary_search(may_go.begin(), may_go.end(), v); };
-  // Jobs with a GPU of the placement that every job in the way on it leaves.
-  std::vector<int32_t> empties;
-  for (size_t i = 0; i < on_gpu.size();) {
-    size_t end = i;
-    bool all_go = true;
-    for (; end < on_gpu.size() && std::get<0>(on_gpu[end]) == std::get<0>(on_gpu[i]) &&
-           std::get<1>(on_gpu[end]) == std::get<1>(on_gpu[i]);
-         ++end) {
-      all_go = all_go && goes(std::get<2>(on_gpu[end]));
+  // The jobs the drain asks about: without backfill, those with a GPU of the placement that all
+  // the work on it leaves, every job there one that may go now (asked as the drain will ask: in
+  // id order, each after the others; a start of this pass never goes).
+  std::vector<int32_t> asked = in_the_way;
+  if (drain.drains && !policy_.backfill.enabled) {
+    std::vector<int32_t> may_go;
+    for (int32_t v : in_the_way) {
+      if (drain.may(v, may_go)) may_go.push_back(v);
     }
-    all_go = all_go || policy_.backfill.enabled;
-    for (; all_go && i < end; ++i) {
-      if (!started_now_[std::get<2>(on_gpu[i])]) empties.push_back(std::get<2>(on_gpu[i]));
+    asked.clear();
+    for (size_t i = 0; i < on_gpu.size();) {
+      size_t end = i;
+      bool all_go = true;
+      for (; end < on_gpu.size() && on_gpu[end].node == on_gpu[i].node &&
+             on_gpu[end].gpu == on_gpu[i].gpu;
+           ++end) {
+        all_go = all_go && std::binary_search(may_go.begin(), may_go.end(), on_gpu[end].job);
+      }
+      for (; i < end; ++i) {
+        if (all_go) asked.push_back(on_gpu[i].job);
+      }
     }
-    i = end;
+    std::sort(asked.begin(), asked.end());
   }
-  std::sort(empties.begin(), empties.end());
   for (int32_t v : in_the_way) {
-    if (!std::binary_search(empties.begin(), empties.end(), v) || !drain.take(v)) continue;
+    if (!std::binary_search(asked.begin(), asked.end(), v) || !drain.take(v)) continue;
     state_.ReleaseRunningJob(v);
     reservation.drained.push_back(v);
   }
