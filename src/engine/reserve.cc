@@ -72,24 +72,58 @@ int64_t Reserver::ExpectedEnd(int32_t j) const {
   return remaining > kNever - now ? kNever : now + remaining;
 }
 
-void Reserver::Hold(int32_t j, const ReplicaPlacement& p) {
-  const int32_t n = index_.FindNode(p.node);
-  const int32_t group = index_.FindGroup(j, p.group);
-  if (n == kNone || group == kNone) return;
-  held_[n] = 1;
-  state_.MarkHeld(n);
-  const ResourceRequest& request = index_.job(j).job->groups[group].request;
-  const int64_t milli = request.MilliPerGpu();
-  std::vector<int32_t> gpus;
-  for (int32_t g = index_.gpu_begin(n);
-       g < index_.gpu_end(n) && gpus.size() < p.gpus.size() && milli > 0; ++g) {
-    if (index_.gpu_healthy(g) && state_.gpu_free_milli(g) >= milli) gpus.push_back(g);
+void Reserver::Hold(int32_t j, const std::vector<ReplicaPlacement>& placements) {
+  // The flat ids of the GPUs the placement uses.
+  std::vector<int32_t> used;
+  for (const ReplicaPlacement& p : placements) {
+    const int32_t n = index_.FindNode(p.node);
+    for (int32_t gpu_index : p.gpus) {
+      const int32_t g = n == kNone ? kNone : index_.FindGpu(n, gpu_index);
+      if (g != kNone) used.push_back(g);
+    }
   }
-  const int64_t cpu = std::min(request.cpu_milli, state_.node_free_cpu(n));
-  const int64_t memory = std::min(request.memory_mib, state_.node_free_memory(n));
-  if (gpus.empty() && cpu == 0 && memory == 0) return;
-  state_.Allocate(j, n, gpus, milli, request.gpu_memory_mib, cpu, memory);
-  for (int32_t g : gpus) held_gpu_milli_[g] += milli;
+  std::sort(used.begin(), used.end());
+  // Each replica first takes the GPUs of its own placement that have room for its share (and
+  // its CPU and memory); then a replica still short takes the node's GPUs that no replica of
+  // the placement uses, in index order. Taking the first GPU with room instead could split a
+  // GPU that another replica needs whole, and a later start would take the rest of it.
+  std::vector<int32_t> short_of(placements.size(), 0);
+  for (bool own : {true, false}) {
+    for (size_t i = 0; i < placements.size(); ++i) {
+      const ReplicaPlacement& p = placements[i];
+      const int32_t n = index_.FindNode(p.node);
+      const int32_t group = index_.FindGroup(j, p.group);
+      if (n == kNone || group == kNone || (!own && short_of[i] == 0)) continue;
+      const ResourceRequest& request = index_.job(j).job->groups[group].request;
+      const int64_t milli = request.MilliPerGpu();
+      const int64_t wanted = own ? static_cast<int64_t>(p.gpus.size()) : short_of[i];
+      auto fits = [&](int32_t g) {
+        return g != kNone && index_.gpu_healthy(g) && state_.gpu_free_milli(g) >= milli;
+      };
+      std::vector<int32_t> gpus;
+      if (own) {
+        for (int32_t gpu_index : p.gpus) {
+          const int32_t g = index_.FindGpu(n, gpu_index);
+          if (milli > 0 && fits(g)) gpus.push_back(g);
+        }
+      } else {
+        for (int32_t g = index_.gpu_begin(n);
+             g < index_.gpu_end(n) && static_cast<int64_t>(gpus.size()) < wanted; ++g) {
+          if (fits(g) && !std::binary_search(used.begin(), used.end(), g)) gpus.push_back(g);
+        }
+      }
+      short_of[i] = milli > 0 ? static_cast<int32_t>(wanted - std::ssize(gpus)) : 0;
+      const int64_t cpu = own ? std::min(request.cpu_milli, state_.node_free_cpu(n)) : 0;
+      const int64_t memory = own ? std::min(request.memory_mib, state_.node_free_memory(n)) : 0;
+      if (own) {
+        held_[n] = 1;
+        state_.MarkHeld(n);
+      }
+      if (gpus.empty() && cpu == 0 && memory == 0) continue;
+      state_.Allocate(j, n, gpus, milli, request.gpu_memory_mib, cpu, memory);
+      for (int32_t g : gpus) held_gpu_milli_[g] += milli;
+    }
+  }
 }
 
 bool Reserver::TakeSlice(int32_t job, Slice& s) {
@@ -302,7 +336,7 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
   decision.expected_start = expected == kNever ? -1 : expected;
   std::sort(decision.nodes.begin(), decision.nodes.end());
   if (!policy_.backfill.enabled) {
-    for (const ReplicaPlacement& p : *placements) Hold(j, p);
+    Hold(j, *placements);
   } else {
     // Overrun backfilled jobs that were ranked as ending now go from the emptied nodes the job
     // uses, before their capacity is held for it.

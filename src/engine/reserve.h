@@ -110,8 +110,9 @@ class Reserver {
   int64_t NodeEnd(int32_t n, const Drain& drain) const;
   // Is running job j a backfilled job past its estimate plus the margin (backfill on only)?
   bool Overrun(int32_t j) const;
-  // Holds, for job j, up to what its placement `p` needs of node p.node's free capacity.
-  void Hold(int32_t j, const ReplicaPlacement& p);
+  // Holds, for job j, up to what its placement needs of its nodes' free capacity (backfill
+  // off): per replica its share on as many GPUs as it uses, its own GPUs first.
+  void Hold(int32_t j, const std::vector<ReplicaPlacement>& placements);
 
   // Capacity held for one reservation (backfill on): what its placement uses, one slice per GPU
   // (its milli-GPUs and GPU memory) and one per replica for CPU and memory, charged to the job's

@@ -240,7 +240,8 @@ inline void CheckSnapshot(uint64_t seed, const Snapshot& snapshot,
                          r.to_replicas));
       }
       if (!victim->preemptible || victim->queue != beneficiary->queue ||
-          victim->priority >= beneficiary->priority) {
+          (victim->priority >= beneficiary->priority &&
+           !TakesBack(policy, snapshot.now, *beneficiary, *victim))) {
         fail(fmt::format("{} shrunk for {} against the rules", r.job, r.for_job));
       }
       if (!started.count(r.for_job)) {

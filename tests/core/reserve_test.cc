@@ -385,6 +385,43 @@ TEST(ReserveTest, TheDrainLeavesAJobWhoseGpuOtherWorkKeeps) {
   EXPECT_TRUE(again->starts.empty());
 }
 
+// The hold (backfill off) takes, per replica, the GPUs of the reservation's own placement first,
+// then GPUs no replica of the placement uses. n1 has two GPUs: GPU 0 free, GPU 1 busy for 1,000 s
+// more. The starving job needs a whole GPU (`worker`) and a quarter of another (`main`); its
+// placement puts the worker on GPU 0 and main on GPU 1. Holding main on the first GPU with room
+// split GPU 0, so the worker held nothing and `small` (500 milli-GPUs) started on the rest of
+// it, in the worker's way. Now GPU 0 is held whole for the worker, and `small` waits.
+TEST(ReserveTest, TheHoldKeepsAGpuThePlacementNeedsWhole) {
+  SnapshotBuilder b;
+  b.Now(3 * kDay).Model("a100");
+  b.Node(MakeNode("n1", "a100", 2));
+  b.Queue("q");
+  Job busy = MakeRunningJob("busy", "q", GpuRequest(1000), {Placement("n1", {1})}, 3 * kDay - 10);
+  busy.preemptible = false;
+  busy.attained_service_s = 10;
+  busy.runtime_estimate_s = 1010;
+  b.Job(busy);
+  Job gang = MakePendingJob("gang", "q", GpuRequest(250));
+  gang.groups.push_back(testing::MakeGroup("worker", GpuRequest(1000)));
+  gang.submit_time = 0;
+  b.Job(gang);
+  Job small = MakePendingJob("small", "q", GpuRequest(500));
+  small.submit_time = 3 * kDay - 100;
+  b.Job(small);
+  const Snapshot snapshot = b.Build();
+
+  absl::StatusOr<Decisions> d = Schedule(snapshot, DrainPolicy(false));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->starts.empty()) << testing::DecisionsToText(*d);
+  EXPECT_TRUE(d->preemptions.empty());
+  ASSERT_EQ(d->reservations.size(), 1u);
+  EXPECT_EQ(d->reservations[0].job, "gang");
+  EXPECT_EQ(d->reservations[0].nodes, (std::vector<std::string>{"n1"}));
+  EXPECT_EQ(d->reservations[0].expected_start, 3 * kDay + 1000);
+  const PendingDecision* waits = testing::FindPending(*d, "small");
+  ASSERT_NE(waits, nullptr);
+}
+
 // The protected job's node ranks as freeing when its minimum ends (here its work ends first, in
 // 5,000 s), so a reservation that has nodes freeing sooner leaves it alone.
 TEST(ReserveTest, PastMinRuntimeTheDrainStillPrefersNodesThatFreeSooner) {
