@@ -48,11 +48,14 @@ std::optional<std::vector<ReplicaPlacement>> Reserver::Backfill(int32_t j) {
   const WorkingState::Mark mark = state_.Checkpoint();
   for (const Held* held : lenders) {
     for (const Slice& s : held->slices) {
+      // As TakeSlice() took it: the rest of a node was charged to nobody. What was charged stays
+      // held under the queue's limits: a backfill borrows capacity, never limit room.
       if (s.gpu != kNone) {
-        state_.Deallocate(held->job, s.node, {s.gpu}, s.milli, s.gpu_memory_mib, 0, 0);
+        if (s.charged) state_.HoldLimitRoom(held->job, index_.node_model(s.node), s.milli);
+        state_.Deallocate(held->job, s.node, {s.gpu}, s.milli, s.gpu_memory_mib, 0, 0, s.charged);
         held_gpu_milli_[s.gpu] -= s.milli;
       } else {
-        state_.Deallocate(held->job, s.node, {}, 0, 0, s.cpu_milli, s.memory_mib);
+        state_.Deallocate(held->job, s.node, {}, 0, 0, s.cpu_milli, s.memory_mib, s.charged);
       }
     }
   }
@@ -70,7 +73,12 @@ std::optional<std::vector<ReplicaPlacement>> Reserver::Backfill(int32_t j) {
   for (Held* held : lenders) {
     std::vector<Slice> kept;
     for (Slice s : held->slices) {
-      if (TakeSlice(held->job, s)) kept.push_back(s);
+      if (!TakeSlice(held->job, s)) continue;
+      // Charged again: no longer held as limit room only.
+      if (s.charged && s.gpu != kNone) {
+        state_.HoldLimitRoom(held->job, index_.node_model(s.node), -s.milli);
+      }
+      kept.push_back(s);
     }
     held->slices = std::move(kept);
   }

@@ -351,7 +351,7 @@ PendingDecision Placer::Diagnose(int32_t j) {
         "milli-GPUs (limit {}, in use {})",
         info.gang_milli, out.queue, out.gpu_model, block.shortfall_milli,
         index_.queue_limit(block.queue, block.model_slot),
-        state_.queue_usage(block.queue, block.model_slot));
+        state_.queue_limit_usage(block.queue, block.model_slot));
     return out;
   }
 

@@ -66,7 +66,7 @@ std::optional<LimitBlock> Placer::CheckLimits(int32_t j, int32_t model, int64_t 
       if (slot == kNone) continue;
       const int64_t limit = index_.queue_limit(q, slot);
       if (limit == kNoLimit) continue;
-      const int64_t after = state_.queue_usage(q, slot) + milli;
+      const int64_t after = state_.queue_limit_usage(q, slot) + milli;
       if (after > limit) return LimitBlock{q, slot, after - limit};
     }
   }

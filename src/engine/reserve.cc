@@ -308,6 +308,13 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
     }
     std::sort(asked.begin(), asked.end());
   }
+  // A blocked job's reservation that cannot tell when it starts (work in its way that may not go
+  // has no estimate) drains nothing: what a drain freed would idle for as long as that work
+  // runs, and the next pass, ranking the nodes again, may make the reservation elsewhere and
+  // drain there too. A starving job's drain goes on: it is what bounds the wait.
+  int64_t before = now;
+  for (size_t i = 0; i < hi; ++i) before = std::max(before, ranks[i].end);
+  if (before == kNever && !drain.without_start) asked.clear();
   for (int32_t v : in_the_way) {
     if (!std::binary_search(asked.begin(), asked.end(), v) || !drain.take(v)) continue;
     state_.ReleaseRunningJob(v);
@@ -335,6 +342,21 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
   }
   decision.expected_start = expected == kNever ? -1 : expected;
   std::sort(decision.nodes.begin(), decision.nodes.end());
+  // The queue's usage per model slot before the hold: what the hold charges is measured, and the
+  // rest of the request is held under the queue's limits (HoldLimitRoom()).
+  const int32_t queue = index_.job(j).queue;
+  std::vector<int64_t> uncharged(index_.model_count(), 0);
+  for (const ReplicaPlacement& p : *placements) {
+    const int32_t n = index_.FindNode(p.node);
+    const int32_t group = index_.FindGroup(j, p.group);
+    const int32_t m = n == kNone ? kNone : index_.node_model(n);
+    if (m == kNone || group == kNone) continue;
+    uncharged[m] += index_.job(j).job->groups[group].request.MilliPerGpu() *
+                    static_cast<int64_t>(p.gpus.size());
+  }
+  if (queue != kNone) {
+    for (int32_t m = 0; m < index_.model_count(); ++m) uncharged[m] += state_.queue_usage(queue, m);
+  }
   if (!policy_.backfill.enabled) {
     Hold(j, *placements);
   } else {
@@ -356,6 +378,12 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
     for (const ReplicaPlacement& p : *placements) HoldExactly(held, j, p);
     for (const std::string& node : decision.nodes) HoldRest(held, j, index_.FindNode(node));
     holds_.push_back(std::move(held));
+  }
+  // So a later job of the queue cannot take the limit room the job needs at its start, as the
+  // next cycle, which finds that job running, would refuse this one.
+  for (int32_t m = 0; m < index_.model_count() && queue != kNone; ++m) {
+    const int64_t rest = uncharged[m] - state_.queue_usage(queue, m);
+    if (rest > 0) state_.HoldLimitRoom(j, m, rest);
   }
   state_.Commit();
   reservation.decision = std::move(decision);

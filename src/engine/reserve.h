@@ -75,12 +75,15 @@ class Reserver {
   // not: a start of this cycle is no victim, and it would drain jobs for a reservation that the
   // next pass, seeing that start running, may make elsewhere).
   // `may(v, planned)`: whether v could go now after the jobs `planned`, without taking it (the
-  // same answer `take` would give, with no effect).
+  // same answer `take` would give, with no effect). `without_start`: whether it drains also when
+  // the reservation's expected start is unknown (a starving job's drain; a blocked job's,
+  // preemption.drain_blocked_jobs, does not).
   struct Drain {
     absl::FunctionRef<int64_t(int32_t)> from;
     absl::FunctionRef<bool(int32_t)> take;
     absl::FunctionRef<bool(int32_t, const std::vector<int32_t>&)> may;
     bool drains = false;
+    bool without_start = false;
   };
   // For pending job j, which has just failed to start: holds capacity for it where it can start
   // soonest and returns the reservation; nullopt when it could not start even on an empty pool.

@@ -319,7 +319,9 @@ class Cycle {
     auto may = [&](int32_t v, const std::vector<int32_t>& planned) {
       return drains && planner_.MayDrain(j, v, planned);
     };
-    auto reservation = reserver_.Reserve(j, internal::Reserver::Drain{from, take, may, drains});
+    auto reservation = reserver_.Reserve(
+        j, internal::Reserver::Drain{from, take, may, drains,
+                                     starving && policy_.preemption.starving_drain});
     if (!reservation) return;
     decisions_.reservations.push_back(std::move(reservation->decision));
     reserve_jobs_.push_back(j);

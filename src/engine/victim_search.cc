@@ -222,7 +222,7 @@ void VictimSearch::FindLimits(const JobInfo& info, const std::vector<int32_t>& m
         if (slot == kNone) continue;
         const int64_t limit = index_.queue_limit(q, slot);
         if (limit == kNoLimit) continue;
-        const int64_t over = state_.queue_usage(q, slot) + info.gang_milli - limit;
+        const int64_t over = state_.queue_limit_usage(q, slot) + info.gang_milli - limit;
         if (over <= 0) continue;
         LimitNeed need{m, q, slot, over, std::vector<uint8_t>(index_.queue_count(), 0), {}};
         for (int32_t k = 0; k < index_.queue_count(); ++k) need.counts[k] = rules_.InSubtree(k, q);

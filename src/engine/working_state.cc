@@ -21,6 +21,7 @@ WorkingState::WorkingState(const SnapshotIndex& index, const Policy& policy)
   node_replicas_.assign(n_count, 0);
   domain_free_gpu_.assign(index.flat_domain_count(), 0);
   queue_usage_.assign(static_cast<size_t>(index.queue_count()) * (index.model_count() + 1), 0);
+  limit_room_held_.assign(queue_usage_.size(), 0);
   open_.assign(n_count, 0);
   held_node_.assign(n_count, 0);
   model_free_gpu_.assign(index.model_count() + 1, 0);
@@ -245,6 +246,19 @@ void WorkingState::AdjustFree(int32_t j, int32_t n, int64_t gpu_milli, int64_t c
     if (m != kNone) Set(queue_usage_, q * slots + m, queue_usage_[q * slots + m] + queue_milli);
     const size_t any = q * slots + index_.any_model_slot();
     Set(queue_usage_, any, queue_usage_[any] + queue_milli);
+  }
+}
+
+void WorkingState::HoldLimitRoom(int32_t j, int32_t model, int64_t milli) {
+  const int32_t queue = index_.job(j).queue;
+  if (milli == 0 || queue == kNone) return;
+  const size_t slots = index_.model_count() + 1;
+  for (int32_t q = queue; q != kNone; q = index_.queue_parent(q)) {
+    if (model != kNone) {
+      Set(limit_room_held_, q * slots + model, limit_room_held_[q * slots + model] + milli);
+    }
+    const size_t any = q * slots + index_.any_model_slot();
+    Set(limit_room_held_, any, limit_room_held_[any] + milli);
   }
 }
 

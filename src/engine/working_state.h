@@ -99,6 +99,11 @@ class WorkingState {
     Free(job, Held{n, gpus, milli, gpu_memory_mib, cpu_milli, memory_mib, 0, 0, charge_queue});
   }
 
+  // Holds `milli` milli-GPUs of model `model` (kNone: none) under the limits of job j's queue and
+  // its ancestors, without capacity: the room a reservation keeps for the part of its job's
+  // request that it cannot hold yet (reserve.h). Negative gives room back. Undoable.
+  void HoldLimitRoom(int32_t job, int32_t model, int64_t milli);
+
   // Gives back what job j holds at `placements`, work placed in this cycle (started or moved):
   // each replica as its group requests, the inverse of the Allocate() that placed it. Undoable.
   void DeallocatePlacements(int32_t job, absl::Span<const ReplicaPlacement> placements);
@@ -120,6 +125,12 @@ class WorkingState {
   // Milli-GPUs used by queue q (with descendants) on model slot m.
   int64_t queue_usage(int32_t q, int32_t m) const {
     return queue_usage_[static_cast<size_t>(q) * (index_.model_count() + 1) + m];
+  }
+  // What a queue limit counts for queue q on model slot m: its usage plus the milli-GPUs held
+  // under its limits for reservations beyond the capacity they hold (HoldLimitRoom()).
+  int64_t queue_limit_usage(int32_t q, int32_t m) const {
+    const size_t i = static_cast<size_t>(q) * (index_.model_count() + 1) + m;
+    return queue_usage_[i] + limit_room_held_[i];
   }
   // Free milli-GPUs and free CPU summed over the open nodes of model slot m (index_.model_count()
   // for CPU-only nodes).
@@ -191,6 +202,7 @@ class WorkingState {
   std::vector<int64_t> domain_free_gpu_;
   std::vector<int64_t> model_free_gpu_, model_free_cpu_;
   std::vector<int64_t> queue_usage_;
+  std::vector<int64_t> limit_room_held_;  // per queue and model slot, as queue_usage_
   std::vector<uint8_t> open_;
   std::vector<uint8_t> held_node_;
   // Up to date for every node but those in stale_nodes_ (mutable: ordered_nodes() refreshes).

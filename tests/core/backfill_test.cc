@@ -86,6 +86,80 @@ TEST(BackfillTest, WorkedExample) {
   EXPECT_NE(json.find("\"backfilled\": true"), std::string::npos) << json;
 }
 
+// A reservation holds its job's whole request under the queue's limits, and lending held
+// capacity to a backfill keeps the queue charged. Queue q may use `limit` milli-GPUs and runs r
+// (6,000) on GPUs 0-5 of n1 (a100, 8 GPUs; 1,000 s left); n2 and n3 (h100) have 2 free GPUs
+// each. big (4 a100 GPUs on one node) reserves n1: its own GPUs are busy, so it holds GPUs 6-7,
+// charged to nobody, and 4,000 milli-GPUs of q's limits. short (1 a100 GPU, 500 s) may backfill
+// on GPU 6; wide (2 x 1 h100 GPU) comes last.
+Snapshot LimitedQueue(int64_t limit) {
+  SnapshotBuilder b;
+  b.Now(kNow).Model("a100").Model("h100");
+  b.Node(MakeNode("n1", "a100", 8)).Node(MakeNode("n2", "h100", 2)).Node(MakeNode("n3", "h100", 2));
+  Queue q = testing::MakeQueue("q");
+  q.quotas = {testing::MakeLimit("*", limit)};
+  b.Queue(q);
+  Job r = MakeRunningJob("r", "q", GpuRequest(6000), {Placement("n1", {0, 1, 2, 3, 4, 5})}, 9000);
+  r.runtime_estimate_s = 2000;
+  r.attained_service_s = 1000;
+  b.Job(r);
+  Job big = Pending("big", 4, 0, 3600);
+  big.groups[0].gpu_models = {"a100"};
+  b.Job(big);
+  Job short_job = Pending("short", 1, 10, 500);
+  short_job.groups[0].gpu_models = {"a100"};
+  b.Job(short_job);
+  Job wide = MakePendingJob("wide", "q", GpuRequest(1000), /*replicas=*/2);
+  wide.submit_time = 20;
+  wide.groups[0].gpu_models = {"h100"};
+  b.Job(wide);
+  return b.Build();
+}
+
+// With a limit of 11,000, r, big's held room and short fill it: short backfills, and wide waits
+// on the limit. Before, lending GPUs 6-7 uncharged them from q, which then seemed to use 9,000,
+// and wide started.
+TEST(BackfillTest, LendingHeldCapacityKeepsTheQueueCharged) {
+  absl::StatusOr<Decisions> d = Schedule(LimitedQueue(11000), BackfillPolicy(0));
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->reservations.size(), 1u) << testing::DecisionsToText(*d);
+  EXPECT_EQ(d->reservations[0].job, "big");
+  EXPECT_EQ(d->reservations[0].expected_start, 11000);
+  const StartDecision* short_start = FindStart(*d, "short");
+  ASSERT_NE(short_start, nullptr) << testing::DecisionsToText(*d);
+  EXPECT_TRUE(short_start->backfilled);
+  EXPECT_EQ(short_start->placements[0].gpus, (std::vector<int32_t>{6}));
+  EXPECT_EQ(FindStart(*d, "wide"), nullptr) << testing::DecisionsToText(*d);
+  const PendingDecision* wide_waits = FindPending(*d, "wide");
+  ASSERT_NE(wide_waits, nullptr);
+  EXPECT_EQ(wide_waits->reason, PendingReason::kQueueLimit) << wide_waits->detail;
+  EXPECT_NE(wide_waits->detail.find("in use 11000"), std::string::npos) << wide_waits->detail;
+}
+
+// With a limit of 10,000, r and big's held room fill it: short may not backfill (a backfill
+// borrows capacity, never limit room) and waits on the limit, as wide does. Before, short
+// backfilled, and the next pass found big refused on the limit and gave it no reservation.
+TEST(BackfillTest, AReservationHoldsItsJobsRoomUnderTheQueueLimits) {
+  for (bool backfill : {true, false}) {
+    SCOPED_TRACE(backfill ? "backfill on" : "backfill off");
+    Policy policy = BackfillPolicy(0);
+    policy.backfill.enabled = backfill;
+    policy.preemption.drain_blocked_jobs = backfill ? 0 : 1;  // a reservation without backfill
+    absl::StatusOr<Decisions> d = Schedule(LimitedQueue(10000), policy);
+    ASSERT_TRUE(d.ok()) << d.status();
+    ASSERT_EQ(d->reservations.size(), 1u) << testing::DecisionsToText(*d);
+    EXPECT_EQ(d->reservations[0].job, "big");
+    EXPECT_EQ(d->reservations[0].expected_start, 11000);
+    EXPECT_TRUE(d->starts.empty()) << testing::DecisionsToText(*d);
+    for (const char* id : {"short", "wide"}) {
+      const PendingDecision* waits = FindPending(*d, id);
+      ASSERT_NE(waits, nullptr) << id;
+      EXPECT_EQ(waits->reason, PendingReason::kQueueLimit) << id << ": " << waits->detail;
+      EXPECT_NE(waits->detail.find("in use 10000"), std::string::npos) << waits->detail;
+    }
+  }
+}
+
 TEST(BackfillTest, OffTheHeldCapacityGoesToTheFirstJobThatFits) {
   Policy policy = BackfillPolicy();
   policy.backfill.enabled = false;

@@ -385,6 +385,48 @@ TEST(ReserveTest, TheDrainLeavesAJobWhoseGpuOtherWorkKeeps) {
   EXPECT_TRUE(again->starts.empty());
 }
 
+// A blocked job's reservation whose expected start is unknown drains nothing; a starving job's
+// drains all the same (stage 7, "Draining"). n1's GPU 0 runs `forever` (not preemptible, no
+// estimate), GPU 1 `victim` (just checkpointed: it may go). `big` needs both GPUs.
+Snapshot UnknownStartSnapshot(int64_t big_submit) {
+  SnapshotBuilder b;
+  b.Now(3 * kDay).Model("a100");
+  b.Node(MakeNode("n1", "a100", 2));
+  b.Queue("q");
+  Job forever = MakeRunningJob("forever", "q", GpuRequest(1000), {Placement("n1", {0})}, kDay);
+  forever.preemptible = false;
+  b.Job(forever);
+  Job victim = MakeRunningJob("victim", "q", GpuRequest(1000), {Placement("n1", {1})}, kDay);
+  victim.checkpointing.interval_s = 1800;
+  victim.checkpointing.last_checkpoint_time = 3 * kDay - 10;
+  b.Job(victim);
+  Job big = MakePendingJob("big", "q", GpuRequest(1000), /*replicas=*/2);
+  big.priority = 5;
+  big.submit_time = big_submit;
+  b.Job(big);
+  return b.Build();
+}
+
+TEST(ReserveTest, ABlockedJobsReservationOfUnknownStartDrainsNothing) {
+  Policy policy = DrainPolicy(false);
+  policy.preemption.drain_blocked_jobs = 1;
+  absl::StatusOr<Decisions> d = Schedule(UnknownStartSnapshot(3 * kDay - 100), policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->reservations.size(), 1u) << testing::DecisionsToText(*d);
+  EXPECT_EQ(d->reservations[0].job, "big");
+  EXPECT_EQ(d->reservations[0].expected_start, -1);
+  EXPECT_TRUE(d->preemptions.empty()) << testing::DecisionsToText(*d);
+
+  // Starving (submitted at 0, past the bound of 2 days), with starving_drain: victim goes.
+  d = Schedule(UnknownStartSnapshot(0), DrainPolicy(true));
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->reservations.size(), 1u) << testing::DecisionsToText(*d);
+  EXPECT_EQ(d->reservations[0].expected_start, -1);
+  ASSERT_EQ(d->preemptions.size(), 1u) << testing::DecisionsToText(*d);
+  EXPECT_EQ(d->preemptions[0].job, "victim");
+  EXPECT_EQ(d->preemptions[0].for_job, "big");
+}
+
 // The hold (backfill off) takes, per replica, the GPUs of the reservation's own placement first,
 // then GPUs no replica of the placement uses. n1 has two GPUs: GPU 0 free, GPU 1 busy for 1,000 s
 // more. The starving job needs a whole GPU (`worker`) and a quarter of another (`main`); its

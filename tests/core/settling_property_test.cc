@@ -234,7 +234,9 @@ TEST(PropertyTest, AJobDrainedForAReservationThePassesGaveUpStaysWhereItRan) {
 // cycle does for jobs the host started at this moment. In 7927 the later passes ranked n04, where
 // j20 had just started, as freeing at an unknown time, so the reservations of j05 and j16 took
 // each other's nodes pass by pass and the drained j01 was put back; the next cycle, seeing j20
-// running since now, ranked n04 by when j20 may go and drained j01. j16's reservation expects to
+// running since now, ranked n04 by when j20 may go and drained j01. Since a blocked job's
+// reservation of unknown start drains nothing (stage 7, "Draining"), j05's (on n00, -1) leaves
+// j01 alone. j16's reservation expects to
 // start when j13, on n04[0], may next go: it is not drained, as j14, started by the first pass,
 // shares its GPU (before, it was drained, started again in place twice and pinned, and counted
 // by its estimate). An elastic group shrunk for
@@ -244,12 +246,14 @@ TEST(PropertyTest, AJobDrainedForAReservationThePassesGaveUpStaysWhereItRan) {
 // reservation it was drained for: 26905 evicted j06 for j00, whose start a later pass undid for
 // j04 (on j06's GPU), and j00 only reserved in the end. The chain follows the eviction that
 // undid a start, not a job's first: 743881 evicted j06 for j08, which a first pass had drained
-// for j19 and a second started again; a third evicted j08 for j03, which took j06's GPU.
+// for j19 and a second started again; a third evicted j08 for j03, which took j06's GPU. (Now
+// j19's reservation, of unknown start, drains nothing, and 743881 evicts nobody: it stays for
+// its invariants.)
 TEST(PropertyTest, LaterPassesRankAndNameAsTheNextCycleDoes) {
   ExpectInvariants({7927, 24531, 26905, 36613, 743881});
   std::string text = ScheduledText(7927);
-  EXPECT_NE(text.find("preempt j01 for j05 reason=job j05 is among"), std::string::npos) << text;
-  EXPECT_NE(text.find("start j01 main/0@n03[2]x1000"), std::string::npos) << text;
+  EXPECT_EQ(text.find("j01"), std::string::npos) << text;
+  EXPECT_NE(text.find("reserve j05 on n00 at -1"), std::string::npos) << text;
   EXPECT_NE(text.find("reserve j16 on n04 at 1816636"), std::string::npos) << text;
   EXPECT_EQ(text.find("preempt j13"), std::string::npos) << text;
   absl::StatusOr<Decisions> d = Schedule(GenerateRandomSnapshot(24531), PolicyForSeed(24531));
@@ -261,7 +265,7 @@ TEST(PropertyTest, LaterPassesRankAndNameAsTheNextCycleDoes) {
   text = ScheduledText(26905);
   EXPECT_NE(text.find("preempt j06 for j04"), std::string::npos) << text;
   text = ScheduledText(743881);
-  EXPECT_NE(text.find("preempt j06 for j03"), std::string::npos) << text;
+  EXPECT_EQ(text.find("preempt"), std::string::npos) << text;
 }
 
 // A restored job (evicted, then started again where it ran) still yields to a job of its own
@@ -330,13 +334,15 @@ TEST(PropertyTest, AFailedPlanKeepsTheReasonOfTheJobsOwnTry) {
 // drained for j00's reservation and started again on n03[0]; a later pass started j13 on n03[2],
 // j14's GPU before the drain, and j00 held no reservation in the end. Putting j14 back on n03[2]
 // would share it with j13, whose queue q1 keeps its GPUs to itself (found with 1,000,000 seeds). It
-// now stays on n03[0].
+// then stayed on n03[0]. Since a blocked job's reservation of unknown start drains nothing
+// (stage 7, "Draining"), j00's (-1) leaves j14 alone, and j13 does not start: 992989 stays for
+// its invariants. No other random cycle of the first 1,000,000 with isolation needs the rule
+// (with it disabled, none of the 363 where a drained job starts elsewhere breaks an invariant).
 TEST(PropertyTest, AJobPutBackKeepsTenantsApart) {
   ExpectInvariants({992989});
   const std::string text = ScheduledText(992989);
-  EXPECT_NE(text.find("start j13 main/0@n03[2]x250"), std::string::npos) << text;
-  EXPECT_NE(text.find("preempt j14 for j00"), std::string::npos) << text;
-  EXPECT_NE(text.find("start j14 main/0@n03[0]x500"), std::string::npos) << text;
+  EXPECT_EQ(text.find("preempt"), std::string::npos) << text;
+  EXPECT_NE(text.find("reserve j00 on n03,n05 at -1"), std::string::npos) << text;
 }
 
 // A victim the first pass re-placed exactly where it ran is restored from the second pass on: it
@@ -347,28 +353,29 @@ TEST(PropertyTest, AJobPutBackKeepsTenantsApart) {
 // cycle drained it again and started it on n07[3] (found with 30,000 seeds). Now the second
 // pass does. Since a drain no longer takes a job whose GPU other work keeps (stage 7,
 // "Draining"), 22087 drains nothing: j03 shares n00[1] with j13, which may not be evicted. In
-// 54361 (and the five other seeds, found among 400,000 as first passes that start a drained job
-// again where it ran) the first pass drains j09 from n00[7] for j18's reservation and starts it
-// again in place, in room the reservation does not need; the second pass sees j09 running since
+// 228193 (and the other seeds, found among 400,000 as first passes that start a drained job
+// again where it ran) the first pass drains j05 from n00[2] for j09's reservation and starts it
+// again in place, in room the reservation does not need; the second pass sees j05 running since
 // its start in the snapshot, so it may drain it again (it yields once), and the settled cycle
-// leaves it where it ran.
+// leaves it where it ran. (54361 showed this until a blocked job's reservation of unknown start
+// stopped draining: j18's expects -1.)
 TEST(PropertyTest, AVictimPutBackInPlaceByTheFirstPassRunsAsItDid) {
-  ExpectInvariants({22087, 54361, 224305, 228193, 232429, 252151, 332359});
+  ExpectInvariants({22087, 54361, 153115, 224305, 228193, 232429, 252151, 306367, 332359});
   std::string text = ScheduledText(22087);
   EXPECT_EQ(text.find("preempt"), std::string::npos) << text;
   EXPECT_NE(text.find("start j15 main/0@n00[1]x250"), std::string::npos) << text;
   std::vector<std::string> passes;
-  const Snapshot snapshot = GenerateRandomSnapshot(54361);
-  internal::RunCycle(snapshot, PolicyForSeed(54361), [&](const Snapshot&, const Decisions& d) {
+  const Snapshot snapshot = GenerateRandomSnapshot(228193);
+  internal::RunCycle(snapshot, PolicyForSeed(228193), [&](const Snapshot&, const Decisions& d) {
     passes.push_back(DecisionsToText(d));
   });
   ASSERT_GE(passes.size(), 2u);
-  EXPECT_NE(passes[0].find("start j09 main/0@n00[7]x500"), std::string::npos) << passes[0];
-  EXPECT_NE(passes[0].find("preempt j09 for j18"), std::string::npos) << passes[0];
-  EXPECT_NE(passes[1].find("preempt j09 for j18"), std::string::npos) << passes[1];
-  text = ScheduledText(54361);
-  EXPECT_EQ(text.find("j09"), std::string::npos) << text;
-  EXPECT_NE(text.find("reserve j18 on n00,n01,n08"), std::string::npos) << text;
+  EXPECT_NE(passes[0].find("start j05 main/0@n00[2]x500"), std::string::npos) << passes[0];
+  EXPECT_NE(passes[0].find("preempt j05 for j09"), std::string::npos) << passes[0];
+  EXPECT_NE(passes[1].find("preempt j05 for j09"), std::string::npos) << passes[1];
+  text = ScheduledText(228193);
+  EXPECT_EQ(text.find("j05"), std::string::npos) << text;
+  EXPECT_NE(text.find("reserve j09 on n00 at 1184501"), std::string::npos) << text;
 }
 
 }  // namespace
