@@ -240,21 +240,39 @@ void NameBeneficiaries(const Snapshot& snapshot, const History& history, Decisio
     if (p.for_job.empty() || starts.count(p.for_job)) continue;
     if (reserved.count(p.for_job) && history.evicted_for_reservation.count(p.job)) continue;
     const std::string beneficiary(ChainEnd(history, starts, p.for_job));
-    if (starts.count(beneficiary)) {
+    // A chain that ends at the victim itself (the start it was evicted for was undone for it, and
+    // it starts elsewhere) names no one: the room went to whoever starts on its GPUs, or else on
+    // its nodes (their CPU or memory).
+    const bool itself = beneficiary == p.job;
+    if (starts.count(beneficiary) && !itself) {
       p.for_job = beneficiary;
-    } else if (history.last_start.count(beneficiary)) {
-      for (const StartDecision& s : out.starts) {
-        if (s.job != p.job && SharesAGpu(ran.at(p.job)->placements, s.placements)) {
-          p.for_job = s.job;
-          break;
+    } else if (history.last_start.count(beneficiary) || itself) {
+      const std::vector<ReplicaPlacement>& held = ran.at(p.job)->placements;
+      // The first other start, in id order, whose placements `touch` the victim's.
+      auto first = [&](auto touch) -> const StartDecision* {
+        for (const StartDecision& s : out.starts) {
+          if (s.job != p.job && touch(s.placements)) return &s;
         }
+        return nullptr;
+      };
+      const StartDecision* took = first([&](const std::vector<ReplicaPlacement>& placements) {
+        return SharesAGpu(held, placements);
+      });
+      if (took == nullptr && itself) {
+        took = first([&](const std::vector<ReplicaPlacement>& placements) {
+          return std::any_of(held.begin(), held.end(), [&](const ReplicaPlacement& h) {
+            return std::any_of(placements.begin(), placements.end(),
+                               [&](const ReplicaPlacement& q) { return q.node == h.node; });
+          });
+        });
       }
+      if (took != nullptr) p.for_job = took->job;
     }
   }
   for (ResizeDecision& r : out.resizes) {
     if (r.for_job.empty() || starts.count(r.for_job)) continue;
     const std::string_view beneficiary = ChainEnd(history, starts, r.for_job);
-    if (starts.count(beneficiary)) r.for_job = std::string(beneficiary);
+    if (starts.count(beneficiary) && beneficiary != r.job) r.for_job = std::string(beneficiary);
   }
 }
 

@@ -307,6 +307,7 @@ inline void CheckCycle(const Setup& setup, const Snapshot& s, const Decisions& d
       fail(kBeneficiaryStarts,
            fmt::format("{} evicted for {}, which does not start", p.job, p.for_job));
     }
+    if (p.for_job == p.job) fail(kBeneficiaryStarts, fmt::format("{} evicted for itself", p.job));
     // (b)
     if (!victims.insert(p.job).second) {
       fail(kWholePreemptibleVictims, fmt::format("{} preempted twice in one cycle", p.job));

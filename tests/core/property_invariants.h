@@ -198,6 +198,7 @@ inline void CheckSnapshot(uint64_t seed, const Snapshot& snapshot,
       if (victim->state != JobState::kRunning)
         fail(fmt::format("{} preempted, not running", p.job));
       if (!victim->preemptible) fail(fmt::format("{} preempted, not preemptible", p.job));
+      if (p.for_job == p.job) fail(fmt::format("{} preempted for itself", p.job));
       if (victim->queue != beneficiary->queue ||
           (victim->priority >= beneficiary->priority &&
            !TakesBack(policy, snapshot.now, *beneficiary, *victim))) {
