@@ -342,20 +342,20 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
   }
   decision.expected_start = expected == kNever ? -1 : expected;
   std::sort(decision.nodes.begin(), decision.nodes.end());
-  // The queue's usage per model slot before the hold: what the hold charges is measured, and the
-  // rest of the request is held under the queue's limits (HoldLimitRoom()).
+  // What the placement needs per GPU model, and the queue's usage before the hold: the hold
+  // charges part of the need, and the rest is held under the queue's limits (HoldLimitRoom()).
   const int32_t queue = index_.job(j).queue;
-  std::vector<int64_t> uncharged(index_.model_count(), 0);
+  std::vector<int64_t> needed(index_.model_count(), 0), usage_before(index_.model_count(), 0);
   for (const ReplicaPlacement& p : *placements) {
     const int32_t n = index_.FindNode(p.node);
     const int32_t group = index_.FindGroup(j, p.group);
     const int32_t m = n == kNone ? kNone : index_.node_model(n);
     if (m == kNone || group == kNone) continue;
-    uncharged[m] += index_.job(j).job->groups[group].request.MilliPerGpu() *
-                    static_cast<int64_t>(p.gpus.size());
+    needed[m] += index_.job(j).job->groups[group].request.MilliPerGpu() *
+                 static_cast<int64_t>(p.gpus.size());
   }
-  if (queue != kNone) {
-    for (int32_t m = 0; m < index_.model_count(); ++m) uncharged[m] += state_.queue_usage(queue, m);
+  for (int32_t m = 0; m < index_.model_count() && queue != kNone; ++m) {
+    usage_before[m] = state_.queue_usage(queue, m);
   }
   if (!policy_.backfill.enabled) {
     Hold(j, *placements);
@@ -382,7 +382,7 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
   // So a later job of the queue cannot take the limit room the job needs at its start, as the
   // next cycle, which finds that job running, would refuse this one.
   for (int32_t m = 0; m < index_.model_count() && queue != kNone; ++m) {
-    const int64_t rest = uncharged[m] - state_.queue_usage(queue, m);
+    const int64_t rest = needed[m] - (state_.queue_usage(queue, m) - usage_before[m]);
     if (rest > 0) state_.HoldLimitRoom(j, m, rest);
   }
   state_.Commit();
