@@ -238,28 +238,23 @@ void WorkingState::AdjustFree(int32_t j, int32_t n, int64_t gpu_milli, int64_t c
     const size_t flat = index_.flat_domain(l, d);
     Set(domain_free_gpu_, flat, domain_free_gpu_[flat] + gpu_milli);
   }
-  const int32_t queue = index_.job(j).queue;
-  if (queue_milli == 0 || queue == kNone) return;
-  const int32_t m = index_.node_model(n);
-  const size_t slots = index_.model_count() + 1;
-  for (int32_t q = queue; q != kNone; q = index_.queue_parent(q)) {
-    if (m != kNone) Set(queue_usage_, q * slots + m, queue_usage_[q * slots + m] + queue_milli);
-    const size_t any = q * slots + index_.any_model_slot();
-    Set(queue_usage_, any, queue_usage_[any] + queue_milli);
-  }
+  AddUpTheQueues(queue_usage_, j, index_.node_model(n), queue_milli);
 }
 
-void WorkingState::HoldLimitRoom(int32_t j, int32_t model, int64_t milli) {
+void WorkingState::AddUpTheQueues(std::vector<int64_t>& per_queue, int32_t j, int32_t model,
+                                  int64_t milli) {
   const int32_t queue = index_.job(j).queue;
   if (milli == 0 || queue == kNone) return;
   const size_t slots = index_.model_count() + 1;
   for (int32_t q = queue; q != kNone; q = index_.queue_parent(q)) {
-    if (model != kNone) {
-      Set(limit_room_held_, q * slots + model, limit_room_held_[q * slots + model] + milli);
-    }
+    if (model != kNone) Set(per_queue, q * slots + model, per_queue[q * slots + model] + milli);
     const size_t any = q * slots + index_.any_model_slot();
-    Set(limit_room_held_, any, limit_room_held_[any] + milli);
+    Set(per_queue, any, per_queue[any] + milli);
   }
+}
+
+void WorkingState::HoldLimitRoom(int32_t j, int32_t model, int64_t milli) {
+  AddUpTheQueues(limit_room_held_, j, model, milli);
 }
 
 void WorkingState::Rollback(Mark mark) {

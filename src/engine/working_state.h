@@ -157,6 +157,9 @@ class WorkingState {
     undo_.push_back({&array[i], array[i]});
     array[i] = value;
   }
+  // Adds `milli` to `per_queue` (indexed like queue_usage_) for job j's queue and each ancestor,
+  // on model slot `model` (unless kNone) and on "*". Undoable.
+  void AddUpTheQueues(std::vector<int64_t>& per_queue, int32_t j, int32_t model, int64_t milli);
   // One replica of a running job, as AddRunningJob() found it (HeldOf()), or what Deallocate()
   // gives back.
   struct Held {
