@@ -21,7 +21,9 @@
 //   - a job running in both at different places is preempted and started again (Preempt then
 //     Start, as stage 6b does for a victim it re-places), or migrated, or resized; running in
 //     both at the same place, it is left alone, whatever the passes did in between (also when
-//     only the first pass changed anything: a drained job re-placed on its own GPUs);
+//     only the first pass changed anything: a drained job re-placed on its own GPUs; and when a
+//     pass re-placed it on its own GPUs with its replicas swapped, if its nodes allow its old
+//     arrangement: KeepPermutedInPlace());
 //   - pending reasons and reservations are those of the settled pass (the state the host will be
 //     in): pending reasons for the jobs that were pending in the snapshot and for the jobs a
 //     rule stops (a Preempt without for_job), reservations also for the jobs the cycle evicts;
@@ -262,7 +264,7 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   // across queues (SnapshotIndex::restored): started again in place by the passes so far, or put
   // back a second time as evicted for nothing. Those that yielded so and came back, or were put
   // back a second time, no job may evict (SnapshotIndex::pinned): each job yields at most once, so
-  // the passes cannot go round.
+  // the passes cannot go round. One that yielded and a later pass started anywhere is pinned too.
   std::vector<std::string> restored;
   std::vector<std::string> pinned;
   auto listed = [](const std::vector<std::string>& ids, const std::string& id) {
@@ -281,6 +283,7 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
   // of this cycle (which no drain may take): the first pass's decisions are composed so too.
   auto compose_and_restore = [&] {
     composed = Compose(snapshot, state.get(), history);
+    KeepPermutedInPlace(composed, state);
     for (const auto& [id, preempt] : history.first_preempt) {
       const Job& before = state.SnapshotJob(id);
       const Job& now = state.StateJob(id);
@@ -291,6 +294,13 @@ Decisions RunCycle(const Snapshot& snapshot, const Policy& policy, const PassObs
       if (!listed(restored, id)) {
         restored.push_back(id);
       } else if (history.yielded.count(id) && !listed(pinned, id)) {
+        pinned.push_back(id);
+      }
+    }
+    // A restored job that yielded and runs again, wherever a pass started it, has yielded its
+    // once: it stays for the rest of the cycle.
+    for (const std::string& id : history.yielded) {
+      if (state.StateJob(id).state == JobState::kRunning && !listed(pinned, id)) {
         pinned.push_back(id);
       }
     }

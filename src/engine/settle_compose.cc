@@ -161,6 +161,25 @@ bool SamePlace(const std::vector<ReplicaPlacement>& a, const std::vector<Replica
   return true;
 }
 
+// Each GPU `job` holds in `placements`, with the milli-GPUs and GPU memory it takes there, and
+// (as GPU -1) each node with the number of its replicas there.
+std::map<std::tuple<std::string, int32_t>, std::pair<int64_t, int64_t>> GpuShares(
+    const Job& job, const std::vector<ReplicaPlacement>& placements) {
+  std::map<std::tuple<std::string, int32_t>, std::pair<int64_t, int64_t>> shares;
+  for (const ReplicaPlacement& p : placements) {
+    auto group = std::find_if(job.groups.begin(), job.groups.end(),
+                              [&](const TaskGroup& g) { return g.name == p.group; });
+    GPUPOOL_CHECK(group != job.groups.end());
+    ++shares[{p.node, -1}].first;
+    for (int32_t gpu : p.gpus) {
+      auto& [milli, memory] = shares[{p.node, gpu}];
+      milli += group->request.MilliPerGpu();
+      memory += group->request.gpu_memory_mib;
+    }
+  }
+  return shares;
+}
+
 // The decisions that take `snapshot` to `settled`, built from what the passes decided
 // (`history`); the other parts of the cycle's decisions are the first pass's and the settled
 // pass's (see the top).
@@ -364,6 +383,41 @@ std::vector<std::string> KeepEvictedForNothing(const History& history,
     std::erase_if(candidates, put_back);
   }
   std::sort(kept.begin(), kept.end());
+  state.Reset();
+  state.Apply(composed);
+  return kept;
+}
+
+std::vector<std::string> KeepPermutedInPlace(Moves& composed, SettleState& state) {
+  std::vector<std::string> kept;
+  for (const StartDecision& start : composed.starts) {
+    const Job& before = state.SnapshotJob(start.job);
+    // Evicted for another job: a rule's stop (a Preempt without for_job) wants it gone.
+    auto evicted = std::find_if(composed.preemptions.begin(), composed.preemptions.end(),
+                                [&](const PreemptDecision& p) { return p.job == start.job; });
+    if (before.state != JobState::kRunning || evicted == composed.preemptions.end() ||
+        evicted->for_job.empty() || SamePlace(before.placements, start.placements) ||
+        GpuShares(before, before.placements) != GpuShares(before, start.placements)) {
+      continue;
+    }
+    kept.push_back(start.job);
+  }
+  if (kept.empty()) return kept;
+  // Tried one by one: a replica's CPU and memory move between nodes, and one job's old
+  // arrangement may fit only while another's new one does not hold that room.
+  std::erase_if(kept, [&](const std::string& id) {
+    Moves trial = composed;
+    auto back = [&id](const auto& d) { return d.job == id; };
+    std::erase_if(trial.preemptions, back);
+    std::erase_if(trial.starts, back);
+    state.Reset();
+    state.Apply(trial);
+    // The same GPUs with the same shares: only the nodes' CPU and memory can be over-committed
+    // (quota, isolation and topology are the job's as it ran).
+    if (!ValidateSnapshot(state.get()).ok()) return true;
+    composed = std::move(trial);
+    return false;
+  });
   state.Reset();
   state.Apply(composed);
   return kept;

@@ -213,6 +213,15 @@ std::vector<std::string> KeepEvictedForNothing(const History& history,
                                                const std::vector<ReserveDecision>& reservations,
                                                Moves& composed, SettleState& state);
 
+// A job a pass evicted and a later pass (or stage 6b) started again on exactly the GPUs it ran
+// on, each GPU with the same share of it, but with its replicas permuted among them (groups of
+// equal GPU request placed the other way round; as many replicas on each node as before): the
+// host would restart it only to swap its replicas. Each such job of `composed` (in job-id order;
+// evicted for another job, not stopped by a rule) is left as it ran instead, when the
+// nodes' CPU and memory allow its old arrangement; it then counts as put back in place (settle.cc,
+// `restored`). `composed` and `state` (left applied) change accordingly; the ids are returned.
+std::vector<std::string> KeepPermutedInPlace(Moves& composed, SettleState& state);
+
 }  // namespace gpupool::internal
 
 #endif  // GPUPOOL_SETTLE_COMPOSE_H_

@@ -160,8 +160,9 @@ class SnapshotIndex {
   // across queues, may evict or drain it, once (VictimRules::MayEvictRestored).
   bool restored(int32_t j) const { return !restored_.empty() && restored_[j] != 0; }
   // Is restored job j one that no job may evict, not even one of its queue that outranks it
-  // (VictimRules::MayEvictRestored): it yielded once in the cycle and was put back again, or was
-  // put back a second time as evicted for nothing?
+  // (VictimRules::MayEvictRestored), nor to revoke a start of the cycle: it yielded once in the
+  // cycle and a later pass started it again (in place or not), or it was put back a second time
+  // as evicted for nothing?
   bool pinned(int32_t j) const { return !restored_.empty() && restored_[j] == 2; }
   // Marks the jobs of `ids` restored, and those of `pinned` (among them) pinned too (ids not in
   // the snapshot are ignored).

@@ -42,6 +42,9 @@ bool VictimRules::MayEverEvict(int32_t v) const {
 }
 
 bool VictimRules::ComputeMayEverEvict(int32_t v, bool own_minimum, bool restored_stays) const {
+  // A job pinned in the cycle being settled (SnapshotIndex::pinned) stays, also when a pass
+  // started it again elsewhere after it yielded (settle.cc).
+  if (index_.pinned(v)) return false;
   // A start made earlier in the cycle being settled may be revoked, whatever the job's rules:
   // it has not run.
   if (index_.tentative(v)) return true;
