@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <compare>
 #include <string>
+#include <vector>
 
 #include "internal/shortest_prefix.h"
+#include "order.h"
 
 namespace gpupool::internal {
 
@@ -48,15 +50,21 @@ bool Reserver::Overrun(int32_t j) const {
   return ran > *job.runtime_estimate_s && ran - *job.runtime_estimate_s > policy_.backfill.margin_s;
 }
 
-int64_t Reserver::ExpectedEnd(int32_t j) const {
-  const Job& job = *index_.job(j).job;
-  if (Overrun(j)) {
+bool Reserver::OverrunGoesFor(int32_t j, int32_t v) const {
+  std::vector<int32_t> pair = {v, j};
+  SortInJobOrder(index_, policy_, pair);
+  return pair.front() == j;
+}
+
+int64_t Reserver::ExpectedEnd(int32_t j, int32_t v) const {
+  const Job& job = *index_.job(v).job;
+  if (Overrun(v)) {
     // Its estimate proved wrong. With "preempt" a preemptible one goes when a reservation needs
     // its node; otherwise nobody knows when it ends.
     // One that a settling pass evicted and a later one started again in place stays
     // (SnapshotIndex::restored): evicting it would change nothing.
     const bool goes = policy_.backfill.overrun == OverrunAction::kPreempt && job.preemptible &&
-                      !index_.restored(j);
+                      !index_.restored(v) && OverrunGoesFor(j, v);
     return goes ? index_.snapshot().now : kNever;
   }
   if (!job.runtime_estimate_s.has_value()) return kNever;
@@ -179,11 +187,11 @@ bool Reserver::PlacedOn(int32_t v, int32_t n) const {
                      [&](const ReplicaPlacement& p) { return p.node == node; });
 }
 
-int64_t Reserver::NodeEnd(int32_t n, const Drain& drain) const {
+int64_t Reserver::NodeEnd(int32_t j, int32_t n, const Drain& drain) const {
   int64_t end = index_.snapshot().now;
   for (int32_t v : jobs_on_node_[n]) {
     if (!started_now_[v] && state_.released(v)) continue;  // evicted in this cycle
-    const int64_t ends = ExpectedEnd(v);
+    const int64_t ends = ExpectedEnd(j, v);
     end = std::max(end, started_now_[v] ? ends : std::min(ends, drain.from(v)));
   }
   return end;
@@ -200,7 +208,7 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
   for (int32_t n = 0; n < index_.node_count(); ++n) {
     if (held_[n] || !state_.node_open(n)) continue;
     const int64_t busy = int64_t{index_.healthy_gpus(n)} * kMilliPerGpu - state_.node_free_gpu(n);
-    ranks.push_back(Rank{NodeEnd(n, drain), busy, n});
+    ranks.push_back(Rank{NodeEnd(j, n, drain), busy, n});
   }
   std::sort(ranks.begin(), ranks.end(), [](const Rank& a, const Rank& b) {
     if (a.end != b.end) return a.end < b.end;
@@ -321,7 +329,7 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
     reservation.drained.push_back(v);
   }
   if (!reservation.drained.empty()) {
-    for (size_t i = 0; i < hi; ++i) ranks[i].end = NodeEnd(ranks[i].node, drain);
+    for (size_t i = 0; i < hi; ++i) ranks[i].end = NodeEnd(j, ranks[i].node, drain);
   }
 
   std::vector<int64_t> end_of(index_.node_count(), now);
@@ -368,7 +376,7 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
       const int32_t n = index_.FindNode(p.node);
       if (n == kNone || !emptied[n]) continue;
       for (int32_t v : jobs_on_node_[n]) {
-        if (state_.released(v) || !Overrun(v) || ExpectedEnd(v) == kNever) continue;
+        if (state_.released(v) || !Overrun(v) || ExpectedEnd(j, v) == kNever) continue;
         state_.ReleaseRunningJob(v);
         reservation.evicted.push_back(v);
       }

@@ -106,13 +106,17 @@ class Reserver {
 
  private:
   static constexpr int64_t kNever = INT64_MAX;
-  // When job j's work is expected to end, or kNever.
-  int64_t ExpectedEnd(int32_t j) const;
-  // When the work on node n is expected to end (now if none is left), or kNever; a job that may
-  // be drained sooner (Drain::from) counts as ending then.
-  int64_t NodeEnd(int32_t n, const Drain& drain) const;
+  // When running job v's work is expected to end, or kNever, as job j's reservation sees it.
+  int64_t ExpectedEnd(int32_t j, int32_t v) const;
+  // When the work on node n is expected to end (now if none is left), or kNever, as job j's
+  // reservation sees it; a job that may be drained sooner (Drain::from) counts as ending then.
+  int64_t NodeEnd(int32_t j, int32_t n, const Drain& drain) const;
   // Is running job j a backfilled job past its estimate plus the margin (backfill on only)?
   bool Overrun(int32_t j) const;
+  // May overrun job v go for job j's reservation (backfill.overrun "preempt")? Not when v,
+  // waiting, would come before j in the job order: it would start again at once, where it ran
+  // or elsewhere, before j's reservation holds anything.
+  bool OverrunGoesFor(int32_t j, int32_t v) const;
   // Holds, for job j, up to what its placement needs of its nodes' free capacity (backfill
   // off): per replica its share on as many GPUs as it uses, its own GPUs first.
   void Hold(int32_t j, const std::vector<ReplicaPlacement>& placements);

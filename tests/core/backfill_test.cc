@@ -317,8 +317,12 @@ TEST(BackfillTest, OverrunPreemptEvictsTheBackfilledJob) {
 // The job order can change after a backfilled start (a priority, a fair-share turn, a host's
 // submit time): here short, overrun, comes before big (submitted at 1 against 100). Evicted for
 // big's reservation, it would be first in line and start again at once on n1's GPUs 2-3, the
-// same place, before big's reservation is made: evicting it changes nothing. The settling pass
-// that starts it again in place tells the cycle so, and it stays, counted as under "wait".
+// same place, before big's reservation is made: evicting it changes nothing. So it does not go
+// for big, and counts as under "wait" (before, the first pass evicted it and the second started
+// it again in place, which the third then kept: the same decisions in three passes, and the next
+// cycle, with no memory of that, did it again; where the start again would not be in place, the
+// two cycles disagreed: BackfillPropertyTest.FixedPointOnRandomSnapshots, seeds 23005 and 35947
+// of 50,000).
 TEST(BackfillTest, OverrunJobAheadOfTheReservationStays) {
   Policy policy = BackfillPolicy();
   policy.backfill.overrun = OverrunAction::kPreempt;
@@ -332,8 +336,8 @@ TEST(BackfillTest, OverrunJobAheadOfTheReservationStays) {
   EXPECT_TRUE(d->preemptions.empty());
   EXPECT_TRUE(d->starts.empty());
   ExpectOnlyReservation(*d, "big", {"n2"}, 13000);
-  // Evicted, started again in place, then kept: three passes, not the cap of 8.
-  EXPECT_EQ(d->counters.passes, 3);
+  // Not evicted at all: one pass.
+  EXPECT_EQ(d->counters.passes, 1);
   // A fixed point: nothing to apply, and the same cycle again decides the same.
   absl::StatusOr<Decisions> again = Schedule(snapshot, policy);
   ASSERT_TRUE(again.ok()) << again.status();
