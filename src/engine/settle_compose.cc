@@ -135,6 +135,21 @@ bool KeepsIsolation(const Snapshot& trial, const std::vector<std::string>& ids) 
   return true;
 }
 
+// `composed` without any decision for the jobs `ids` (they stay as the snapshot has them),
+// applied to `state` (from the snapshot).
+Moves LeftAsTheyRan(const Moves& composed, const std::vector<std::string>& ids,
+                    SettleState& state) {
+  Moves trial = composed;
+  auto listed = [&ids](const auto& d) {
+    return std::find(ids.begin(), ids.end(), d.job) != ids.end();
+  };
+  std::erase_if(trial.preemptions, listed);
+  std::erase_if(trial.starts, listed);
+  state.Reset();
+  state.Apply(trial);
+  return trial;
+}
+
 }  // namespace
 
 // Same replicas on the same GPUs (gpu_milli may be left 0 in a snapshot's placements).
@@ -355,14 +370,7 @@ std::vector<std::string> KeepEvictedForNothing(const History& history,
   if (candidates.empty()) return kept;
   // Puts `ids` back if the state allows it.
   auto put_back = [&](const std::vector<std::string>& ids) {
-    Moves trial = composed;
-    auto back = [&ids](const auto& d) {
-      return std::find(ids.begin(), ids.end(), d.job) != ids.end();
-    };
-    std::erase_if(trial.preemptions, back);
-    std::erase_if(trial.starts, back);
-    state.Reset();
-    state.Apply(trial);
+    Moves trial = LeftAsTheyRan(composed, ids, state);
     // Over-commitment is all that validation can find: every other part of the state is as
     // valid as the snapshot's. Quota limits and isolation it does not check (a snapshot may hold
     // a queue past its limit, or mix tenants): a start may have taken the quota a job put back
@@ -406,12 +414,7 @@ std::vector<std::string> KeepPermutedInPlace(Moves& composed, SettleState& state
   // Tried one by one: a replica's CPU and memory move between nodes, and one job's old
   // arrangement may fit only while another's new one does not hold that room.
   std::erase_if(kept, [&](const std::string& id) {
-    Moves trial = composed;
-    auto back = [&id](const auto& d) { return d.job == id; };
-    std::erase_if(trial.preemptions, back);
-    std::erase_if(trial.starts, back);
-    state.Reset();
-    state.Apply(trial);
+    Moves trial = LeftAsTheyRan(composed, {id}, state);
     // The same GPUs with the same shares: only the nodes' CPU and memory can be over-committed
     // (quota, isolation and topology are the job's as it ran).
     if (!ValidateSnapshot(state.get()).ok()) return true;
