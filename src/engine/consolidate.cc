@@ -133,7 +133,9 @@ bool Consolidator::Movable(int32_t v, const std::vector<uint8_t>& model_ok) cons
   if (job.state != JobState::kRunning || taken_[v] || placed_now_[v] || state_.released(v)) {
     return false;
   }
-  if (job.checkpointing.interval_s <= 0 || !rules_.MayEvict(v)) return false;
+  if (job.checkpointing.interval_s <= 0 || !(rules_.MayEvict(v) || rules_.MayEvictRestored(v))) {
+    return false;
+  }
   if (!job.start_time.has_value() || *job.start_time >= index_.snapshot().now) return false;
   for (const TaskGroup& group : job.groups) {
     if (group.MinReplicas() != group.replicas) return false;

@@ -216,10 +216,38 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
     return a.node < b.node;
   });
 
+  // Backfilled jobs running in the snapshot, by expected end (known ends only): each was
+  // admitted to be gone by the reservations it borrowed from, so it goes too, wherever it runs,
+  // once the prefix emptied ends no earlier than it. Otherwise a backfilled job on a node the
+  // reservation uses but does not empty (one whose free GPUs sufficed) would push the
+  // reservation onto later nodes in the next pass or cycle, though it ends first. Not one on a
+  // node held for an earlier reservation: what it frees there is that reservation's.
+  std::vector<std::pair<int64_t, int32_t>> backfilled;
+  if (policy_.backfill.enabled) {
+    for (int32_t v = 0; v < index_.job_count(); ++v) {
+      const JobInfo& info = index_.job(v);
+      const Job& job = *info.job;
+      if (job.state != JobState::kRunning || !job.backfilled || started_now_[v] ||
+          state_.released(v) ||
+          std::any_of(info.placements.begin(), info.placements.end(),
+                      [&](const RunningPlacement& p) { return held_[p.node] != 0; })) {
+        continue;
+      }
+      const int64_t ends = ExpectedEnd(j, v);
+      if (ends != kNever) backfilled.emplace_back(ends, v);
+    }
+    std::sort(backfilled.begin(), backfilled.end());
+  }
   // Empties the first k ranked nodes (their running gangs go, wherever they run; without a
-  // drain, so do the gangs this cycle started there), tries the job, and rolls back.
+  // drain, so do the gangs this cycle started there) and lets go the backfilled jobs that end
+  // by then, tries the job, and rolls back.
   auto try_with = [&](size_t k) {
     const WorkingState::Mark mark = state_.Checkpoint();
+    const int64_t by = k == 0 ? now : ranks[k - 1].end;
+    for (const auto& [ends, v] : backfilled) {
+      if (ends > by) break;
+      state_.ReleaseRunningJob(v);
+    }
     std::vector<int32_t> freed;  // this cycle's starts let go, each once (a gang spans nodes)
     for (size_t i = 0; i < k; ++i) {
       const int32_t n = ranks[i].node;
@@ -340,12 +368,23 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
   // use that node: a rule over the whole model (a headroom rule, headroom.h) may need its room.
   int64_t expected = now;
   for (size_t i = 0; i < hi; ++i) expected = std::max(expected, ranks[i].end);
+  std::vector<uint8_t> used(index_.node_count(), 0);
   for (const ReplicaPlacement& p : *placements) {
     const int32_t n = index_.FindNode(p.node);
     if (n == kNone) continue;
+    used[n] = 1;
     expected = std::max(expected, end_of[n]);
     if (std::find(decision.nodes.begin(), decision.nodes.end(), p.node) == decision.nodes.end()) {
       decision.nodes.push_back(p.node);
+    }
+  }
+  // Nor before the backfilled jobs let go on the nodes it uses end (a drain may have lowered the
+  // prefix's ends below theirs).
+  for (const auto& [ends, v] : backfilled) {
+    if (ends > before) break;
+    if (state_.released(v)) continue;
+    for (const RunningPlacement& p : index_.job(v).placements) {
+      if (used[p.node]) expected = std::max(expected, ends);
     }
   }
   decision.expected_start = expected == kNever ? -1 : expected;
@@ -368,13 +407,12 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
   if (!policy_.backfill.enabled) {
     Hold(j, *placements);
   } else {
-    // Overrun backfilled jobs that were ranked as ending now go from the emptied nodes the job
-    // uses, before their capacity is held for it.
-    std::vector<uint8_t> emptied(index_.node_count(), 0);
-    for (size_t i = 0; i < hi; ++i) emptied[ranks[i].node] = 1;
+    // Overrun backfilled jobs that were counted as ending now go from the nodes the job uses
+    // (emptied, or let go as backfilled jobs that end by then), before their capacity is held
+    // for it.
     for (const ReplicaPlacement& p : *placements) {
       const int32_t n = index_.FindNode(p.node);
-      if (n == kNone || !emptied[n]) continue;
+      if (n == kNone) continue;
       for (int32_t v : jobs_on_node_[n]) {
         if (state_.released(v) || !Overrun(v) || ExpectedEnd(j, v) == kNever) continue;
         state_.ReleaseRunningJob(v);

@@ -14,7 +14,9 @@
 // the placement the job gets (by the placement policy) when the shortest prefix of that ranking
 // is emptied, found by binary search over the prefix length. Emptying releases the running work
 // and, for a reservation that drains nothing, this cycle's starts on those nodes too, as the
-// next cycle, where they run, does (Drain::drains). Ranking by expected end keeps the
+// next cycle, where they run, does (Drain::drains); with backfill on, it also lets go, wherever
+// they run, the backfilled jobs that end by the prefix's latest end (not those on a node held for
+// an earlier reservation): they were admitted to be gone by then. Ranking by expected end keeps the
 // choice stable from cycle to cycle: held nodes take no new work, so they only get closer to
 // empty, while other nodes may take new work.
 //

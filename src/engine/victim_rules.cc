@@ -348,7 +348,10 @@ std::string VictimRules::WhyKept(int32_t j, int32_t v) const {
   const int64_t ran = now - victim.start_time.value_or(now);
   if (victim.preemptible && ran >= victim.min_runtime_s) {
     if (state_.OnHeldNode(v)) {
-      return fmt::format("{} runs on a node held for a starving job's reservation", victim.id);
+      return fmt::format(
+          "{} runs on a node held for a reservation (a starving job's, or with backfill a blocked "
+          "job's)",
+          victim.id);
     }
     const int64_t min_run = policy_.preemption.min_victim_run_s;
     if (ran < min_run) {

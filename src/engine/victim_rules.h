@@ -80,9 +80,10 @@ class VictimRules {
   bool MayEvictPastMinRuntime(int32_t v) const {
     return !state_.OnHeldNode(v) && (MayEverEvict(v) || ComputeMayEverEvict(v, false));
   }
-  // A restored job (SnapshotIndex::restored) is no victim of MayEvict(): consolidated or taken
-  // for headroom, it would only start again in place. A job of its own queue that outranks it may
-  // still take its GPUs, or drain them for its reservation, and a job of another queue may
+  // A restored job (SnapshotIndex::restored) is no victim of MayEvict(): taken for headroom, it
+  // would only start again in place. Consolidation may move it (never in place) unless it is
+  // pinned, as the next cycle would (Consolidator::Movable). A job of its own queue that outranks
+  // it may still take its GPUs, or drain them for its reservation, and a job of another queue may
   // reclaim it by the cross-queue rules, as the next cycle would let them. May restored job v
   // yield so at all: not once it has yielded (SnapshotIndex::pinned: each job yields once at
   // most, so that two queues taking GPUs back from each other cannot make of it a loop)?

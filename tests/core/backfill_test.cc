@@ -444,6 +444,56 @@ TEST(BackfillTest, ApplyDecisionsRecordsBackfilledJobs) {
   EXPECT_EQ(again->reservations[0].expected_start, 11000);
 }
 
+// A backfilled job on a node the reservation uses without emptying it (its free GPUs were
+// enough) ends before the reservation, so it holds nothing back (an outside test of the docs):
+// three 4-GPU nodes; r1 fills n1 until 11,000, r2 half of n2 until 14,000, r3 fills n3 until
+// 12,000. A (3 replicas of 2 GPUs) reserves n1 and n2's two free GPUs, at 11,000. S (1 GPU,
+// 500 s) backfills on n2. Before, the next pass, finding S there, ranked n2 by r2's end and
+// moved A to n1 and n3, at 12,000, so the backfilled start delayed the reservation; and U (no
+// estimate) then started on n2's last free GPU. Now S, a backfilled job that ends by 11,000, is
+// let go with n1's emptying wherever it runs: A keeps n1 and n2 at 11,000 and U waits.
+TEST(BackfillTest, ABackfilledJobOnANodeTheReservationDoesNotEmptyDelaysNothing) {
+  SnapshotBuilder b;
+  b.Now(kNow).Model("a100");
+  b.Node(MakeNode("n1", "a100", 4)).Node(MakeNode("n2", "a100", 4)).Node(MakeNode("n3", "a100", 4));
+  b.Queue("q");
+  const std::pair<const char*, int64_t> running[] = {{"r1", 2000}, {"r2", 5000}, {"r3", 3000}};
+  const char* nodes[] = {"n1", "n2", "n3"};
+  for (int i = 0; i < 3; ++i) {
+    const bool half = i == 1;
+    Job r = MakeRunningJob(
+        running[i].first, "q", GpuRequest(half ? 2000 : 4000),
+        {Placement(nodes[i], half ? std::vector<int32_t>{0, 1} : std::vector<int32_t>{0, 1, 2, 3})},
+        9000);
+    r.runtime_estimate_s = running[i].second;
+    r.attained_service_s = 1000;
+    r.preemptible = false;
+    b.Job(r);
+  }
+  Job a = Pending("A", 2, 100, 5000);
+  a.groups[0].replicas = 3;
+  b.Job(a);
+  b.Job(Pending("S", 1, 200, 500));
+  b.Job(Pending("U", 1, 300, std::nullopt));
+  const Snapshot snapshot = b.Build();
+  Policy policy = BackfillPolicy(0);
+  absl::StatusOr<Decisions> d = Schedule(snapshot, policy);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ExpectOnlyReservation(*d, "A", {"n1", "n2"}, 11000);
+  EXPECT_EQ(testing::StartedJobs(*d), (std::vector<std::string>{"S"}));
+  EXPECT_TRUE(FindStart(*d, "S")->backfilled);
+  EXPECT_EQ(FindStart(*d, "S")->placements[0].node, "n2");
+  EXPECT_NE(FindPending(*d, "U"), nullptr);
+  // The fixed point: applied, the same moment again decides nothing more, and A stays.
+  Snapshot applied = snapshot;
+  ASSERT_TRUE(ApplyDecisions(*d, applied).ok());
+  absl::StatusOr<Decisions> again = Schedule(applied, policy);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->starts.empty());
+  EXPECT_TRUE(again->preemptions.empty());
+  ExpectOnlyReservation(*again, "A", {"n1", "n2"}, 11000);
+}
+
 // --- Validation: one test per kind of bad input. ---
 
 TEST(BackfillValidationTest, NegativeReservations) {
