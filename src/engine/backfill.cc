@@ -19,8 +19,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "fmt/format.h"
 #include "reserve.h"
 
 namespace gpupool::internal {
@@ -84,6 +86,46 @@ std::optional<std::vector<ReplicaPlacement>> Reserver::Backfill(int32_t j) {
   }
   state_.Commit();
   return placements;
+}
+
+std::string Reserver::BackfillRefusal(int32_t j) const {
+  if (!policy_.backfill.enabled) return {};
+  int64_t held = 0;
+  for (const Held& h : holds_) {
+    for (const Slice& s : h.slices) {
+      if (s.gpu != kNone) held += s.milli;
+    }
+  }
+  if (held <= 0) return {};
+  const std::string prefix = fmt::format(
+      "; {} milli-GPUs more in the pool are held for reservations, and it may not "
+      "backfill into them: ",
+      held);
+  const Job& job = *index_.job(j).job;
+  if (!job.runtime_estimate_s.has_value()) return prefix + "it has no runtime_estimate_s";
+  if (job.attained_service_s > *job.runtime_estimate_s) {
+    return prefix + fmt::format("it has run {} s, longer than its runtime_estimate_s {}",
+                                job.attained_service_s, *job.runtime_estimate_s);
+  }
+  const int64_t now = index_.snapshot().now;
+  const int64_t estimate = *job.runtime_estimate_s;
+  const int64_t margin = policy_.backfill.margin_s;
+  const bool ends = estimate <= kNever - now && margin <= kNever - now - estimate;
+  int64_t latest = -1;  // the latest known expected start among the holds, or -1
+  for (const Held& h : holds_) {
+    if (h.expected_start != kNever) latest = std::max(latest, h.expected_start);
+  }
+  if (latest < 0) return prefix + "their reservations' expected start is unknown (-1)";
+  if (!ends || now + estimate + margin > latest) {
+    return prefix + fmt::format(
+                        "it would end at {} (now + runtime_estimate_s + backfill.margin_s), after "
+                        "their reservations' expected starts (the latest {})",
+                        ends ? now + estimate + margin : kNever, latest);
+  }
+  return prefix + fmt::format(
+                      "it would end by {}, before some of their reservations' expected starts, "
+                      "but does not fit in what those hold",
+                      now + estimate + margin);
 }
 
 }  // namespace gpupool::internal

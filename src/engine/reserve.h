@@ -41,6 +41,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
@@ -99,6 +100,12 @@ class Reserver {
   // those reservations what j left of its capacity; otherwise the state is unchanged. Call only
   // after an ordinary start of j failed.
   std::optional<std::vector<ReplicaPlacement>> Backfill(int32_t j);
+
+  // Why job j, left pending, did not start in the capacity this cycle's reservations hold so
+  // far (with backfill on, when they hold some milli-GPUs), as a clause for its pending detail:
+  // "N milli-GPUs are held for reservations ...: it has no runtime_estimate_s" and so on. Empty
+  // when nothing is held or backfill is off.
+  std::string BackfillRefusal(int32_t j) const;
 
   // Is node n held for a reservation made in this cycle?
   bool held(int32_t n) const { return held_[n] != 0; }

@@ -153,6 +153,11 @@ class Cycle {
     if (StartByBackfill(j)) return true;
     PendingDecision pending = decisions_.pending[*same];
     pending.job = index_.job(j).job->id;
+    // The failed job's reason, with this job's own backfill clause (its estimate is its own).
+    if (const size_t at = backfill_note_at_[*same]; at != std::string::npos) {
+      pending.detail.resize(at);
+    }
+    if (CapacityReason(pending.reason)) NoteBackfillRefusal(j, pending);
     MaybeReserve(j, pending);
     AddPending(j, std::move(pending));
     return true;
@@ -273,10 +278,9 @@ class Cycle {
       AddPending(j, std::move(pending));
       return;
     }
-    if (pending.reason == PendingReason::kInsufficientCapacity ||
-        pending.reason == PendingReason::kFragmentation ||
-        pending.reason == PendingReason::kTopology) {
+    if (CapacityReason(pending.reason)) {
       planner_.ExplainCounterfactual(j, pending);
+      NoteBackfillRefusal(j, pending);
       MaybeReserve(j, pending);
     }
     AddPending(j, std::move(pending));
@@ -453,6 +457,7 @@ class Cycle {
         // Room freed, but a headroom rule keeps the job from it: that is its reason now.
         if (headroom_block_ && pending_at[j] != SIZE_MAX) {
           decisions_.pending[pending_at[j]] = headroom_.Pending(j, *headroom_block_);
+          backfill_note_at_[pending_at[j]] = std::string::npos;
         }
         continue;
       }
@@ -494,13 +499,16 @@ class Cycle {
   void DropPending(const std::vector<uint8_t>& started) {
     std::vector<PendingDecision> still_pending;
     std::vector<int32_t> still_pending_jobs;
+    std::vector<size_t> still_note_at;
     for (size_t i = 0; i < decisions_.pending.size(); ++i) {
       if (started[i]) continue;
       still_pending.push_back(std::move(decisions_.pending[i]));
       still_pending_jobs.push_back(pending_jobs_[i]);
+      still_note_at.push_back(backfill_note_at_[i]);
     }
     decisions_.pending = std::move(still_pending);
     pending_jobs_ = std::move(still_pending_jobs);
+    backfill_note_at_ = std::move(still_note_at);
   }
 
   void AddStart(int32_t j, std::vector<ReplicaPlacement> placements, bool backfilled = false) {
@@ -554,6 +562,23 @@ class Cycle {
   void AddPending(int32_t j, PendingDecision&& pending) {
     decisions_.pending.push_back(std::move(pending));
     pending_jobs_.push_back(j);
+    backfill_note_at_.push_back(note_at_);
+    note_at_ = std::string::npos;
+  }
+
+  static bool CapacityReason(PendingReason reason) {
+    return reason == PendingReason::kInsufficientCapacity ||
+           reason == PendingReason::kFragmentation || reason == PendingReason::kTopology;
+  }
+
+  // With backfill on, a job left pending for lack of room while reservations hold capacity gets
+  // a clause saying why it did not start there (Reserver::BackfillRefusal()); AddPending()
+  // records where it begins, so that an identical job's copy can carry its own instead.
+  void NoteBackfillRefusal(int32_t j, PendingDecision& pending) {
+    const std::string clause = reserver_.BackfillRefusal(j);
+    if (clause.empty()) return;
+    note_at_ = pending.detail.size();
+    pending.detail += clause;
   }
 
   const internal::SnapshotIndex& index_;
@@ -564,6 +589,10 @@ class Cycle {
   internal::Placer placer_;
   internal::PreemptionPlanner planner_;
   internal::Reserver reserver_;
+  // Per pending decision (as decisions_.pending), where its backfill clause begins in its
+  // detail, or npos; note_at_ for the decision being built.
+  std::vector<size_t> backfill_note_at_;
+  size_t note_at_ = std::string::npos;
   const internal::WindowGate& windows_;
   internal::EquivalenceCache failed_shapes_;
   internal::Headroom headroom_;

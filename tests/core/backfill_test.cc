@@ -4,6 +4,7 @@
 // examples/scenarios/backfill.*), the overrun switch, validation of every new field, and JSON
 // round trips. The brute-force oracle and the seeded property test are in
 // backfill_property_test.cc.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -492,6 +493,39 @@ TEST(BackfillTest, ABackfilledJobOnANodeTheReservationDoesNotEmptyDelaysNothing)
   EXPECT_TRUE(again->starts.empty());
   EXPECT_TRUE(again->preemptions.empty());
   ExpectOnlyReservation(*again, "A", {"n1", "n2"}, 11000);
+}
+
+// A job left pending while reservations hold capacity says why it did not backfill into it
+// (an outside test of the docs found "only 0 are free" hid idle, held GPUs). The worked example
+// without short: big holds n1's GPUs 2-3 (2,000 milli-GPUs) until 11,000. noest has no
+// estimate; tight (the same shape, so answered by noest's failure) would end at 10,000 + 800 +
+// 300 = 11,100; old has run past its estimate; long starts beside, on n2.
+TEST(BackfillTest, APendingJobSaysWhyItDidNotBackfill) {
+  Snapshot snapshot = WorkedExample();
+  std::erase_if(snapshot.jobs, [](const Job& job) { return job.id == "short"; });
+  Job old = Pending("old", 2, 50, 600);
+  old.attained_service_s = 700;
+  snapshot.jobs.push_back(old);
+  absl::StatusOr<Decisions> d = Schedule(snapshot, BackfillPolicy());
+  ASSERT_TRUE(d.ok()) << d.status();
+  ExpectOnlyReservation(*d, "big", {"n1"}, 11000);
+  EXPECT_EQ(testing::StartedJobs(*d), (std::vector<std::string>{"long"}));
+  const std::string held =
+      "the gang needs 2000 milli-GPUs but only 0 are free on eligible nodes of any model; 2000 "
+      "milli-GPUs more in the pool are held for reservations, and it may not backfill into them: ";
+  ASSERT_NE(FindPending(*d, "noest"), nullptr);
+  EXPECT_EQ(FindPending(*d, "noest")->detail, held + "it has no runtime_estimate_s");
+  ASSERT_NE(FindPending(*d, "tight"), nullptr);
+  EXPECT_EQ(FindPending(*d, "tight")->detail,
+            held +
+                "it would end at 11100 (now + runtime_estimate_s + backfill.margin_s), after "
+                "their reservations' expected starts (the latest 11000)");
+  ASSERT_NE(FindPending(*d, "old"), nullptr);
+  EXPECT_EQ(FindPending(*d, "old")->detail,
+            held + "it has run 700 s, longer than its runtime_estimate_s 600");
+  // big's own detail, made before its reservation, has no such clause.
+  EXPECT_EQ(FindPending(*d, "big")->detail,
+            "the gang needs 4000 milli-GPUs but only 2000 are free on eligible nodes of any model");
 }
 
 // --- Validation: one test per kind of bad input. ---
