@@ -190,7 +190,15 @@ absl::StatusOr<std::string> ExplainJob(const Snapshot& snapshot, const Decisions
                  ? fmt::format(" (backfilled, runtime estimate {} s)", *job->runtime_estimate_s)
                  : " (backfilled)";
     }
-    out += ":\n" + DescribePlacements(job->placements);
+    // A running placement may leave gpu_milli at 0 for the group's share: shown as the share,
+    // as a Migrate's `from` gives it.
+    std::vector<ReplicaPlacement> runs = job->placements;
+    for (ReplicaPlacement& p : runs) {
+      for (const TaskGroup& group : job->groups) {
+        if (p.gpu_milli == 0 && group.name == p.group) p.gpu_milli = group.request.MilliPerGpu();
+      }
+    }
+    out += ":\n" + DescribePlacements(runs);
     out += DescribeChange(decisions, job_id);
     return out;
   }

@@ -6,6 +6,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "gpupool/apply.h"
@@ -267,6 +269,66 @@ TEST(ConsolidateTest, AMovedJobKeepsItsIslandConstraint) {
 }
 
 // A gang that is not blocked by fragmentation (too few free GPUs in total) never triggers a move.
+// The gang's wait counts until the last node of the shortest prefix empties, as a reservation's
+// expected start does, even where its placement uses other nodes (an outside test of the docs).
+// Racks r1 (n1, n2), r2 (n3, n4), r3 (n5), 4 GPUs each. mr (2 x 1 GPU, one per node of r2,
+// preferring one rack) ends at 12,000; b2, b5 (no estimate) and b3, b4 (until 15,000) do not
+// move. gT needs 2 GPUs on each of 2 nodes; only n1 has 2 free. Emptying n3 (mr goes whole, so
+// n4's GPU 0 frees too) lets gT place, on n1 and n4. Before, the wait counted only the prefix's
+// nodes the placement used (none): 0, and no move paid for a gain of 0. Now W = 2,000 s: gain
+// 4,000 x 2,000 = 8,000,000 > 2 x 200,000 (mr's 100 s since its checkpoint on 2 GPUs).
+TEST(ConsolidateTest, TheWaitCountsUntilTheLastNodeOfThePrefixEmpties) {
+  SnapshotBuilder b;
+  b.Now(10000).Model("A100").Levels({"rack"});
+  const std::pair<const char*, const char*> nodes[] = {
+      {"n1", "r1"}, {"n2", "r1"}, {"n3", "r2"}, {"n4", "r2"}, {"n5", "r3"}};
+  for (const auto& [id, rack] : nodes) {
+    Node node = MakeNode(id, "A100", 4);
+    node.path = {TopologyLabel{"rack", rack}};
+    b.Node(node);
+  }
+  b.Queue("q");
+  Job mr = MakeRunningJob("mr", "q", GpuRequest(1000),
+                          {Placement("n3", {0}, 0), Placement("n4", {0}, 1)}, 1000);
+  mr.groups[0].topology.gang_level = "rack";
+  mr.groups[0].topology.gang_strictness = Strictness::kPreferred;
+  mr.checkpointing.interval_s = 600;
+  mr.checkpointing.last_checkpoint_time = 9900;
+  mr.runtime_estimate_s = 2000;
+  b.Job(mr);
+  const std::tuple<const char*, const char*, std::vector<int32_t>, std::optional<int64_t>>
+      others[] = {{"b2", "n2", {0, 1, 2}, std::nullopt},
+                  {"b3", "n3", {1, 2}, 5000},
+                  {"b4", "n4", {1, 2}, 5000},
+                  {"b5", "n5", {0, 1, 2}, std::nullopt}};
+  for (const auto& [id, node, gpus, estimate] : others) {
+    Job job = MakeRunningJob(id, "q", GpuRequest(static_cast<int64_t>(gpus.size()) * 1000),
+                             {Placement(node, gpus)}, 1000);
+    job.preemptible = false;
+    job.runtime_estimate_s = estimate;
+    b.Job(job);
+  }
+  Job gang = MakePendingJob("gT", "q", GpuRequest(2000), 2);
+  gang.groups[0].topology.max_replicas_per_node = 1;
+  b.Job(gang);
+  const Snapshot snapshot = b.Build();
+  absl::StatusOr<Decisions> d = Schedule(snapshot, ConsolidatingPolicy());
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->migrations.size(), 1u) << ::gpupool::testing::DecisionsToText(*d);
+  const MigrateDecision& m = d->migrations[0];
+  EXPECT_EQ(m.job, "mr");
+  EXPECT_EQ(m.for_job, "gT");
+  EXPECT_EQ(m.lost_milli_gpu_seconds, 200000);
+  ASSERT_EQ(m.to.size(), 2u);
+  EXPECT_EQ(m.to[0].node, "n2");
+  EXPECT_EQ(m.to[1].node, "n1");
+  const StartDecision* start = FindStart(*d, "gT");
+  ASSERT_NE(start, nullptr);
+  ASSERT_EQ(start->placements.size(), 2u);
+  EXPECT_EQ(start->placements[0].node, "n3");
+  EXPECT_EQ(start->placements[1].node, "n4");
+}
+
 TEST(ConsolidateTest, InsufficientCapacityMovesNothing) {
   Snapshot snapshot = TwoNodes();
   snapshot.jobs[2].groups[0].request = GpuRequest(8000);

@@ -57,6 +57,30 @@ TEST(ExplainTest, AJobStoppedByARuleIsPendingAgain) {
             "job (priority 0) would leave 0\n");
 }
 
+// A running placement that leaves gpu_milli at 0 (the group's share) shows the share, as a
+// Migrate's `from` does (an outside test of the docs saw "GPU 0" on the running line and "GPU 0
+// (500 milli-GPUs)" on the move's).
+TEST(ExplainTest, ARunningShareOfAGpuShowsItsShare) {
+  absl::StatusOr<Snapshot> snapshot = io::ParseSnapshot(R"({
+    "now": 100, "gpu_models": [{"name": "A100", "memory_mib": 81920}],
+    "nodes": [{"id": "n1", "gpu_model": "A100", "gpus": [{"index": 0}], "cpu_milli": 8000,
+               "memory_mib": 65536}],
+    "queues": [{"id": "q"}],
+    "jobs": [{"id": "half", "queue": "q", "groups": [{"request": {"gpu_milli": 500}}],
+              "state": "running", "start_time": 50,
+              "placements": [{"group": "main", "replica": 0, "node": "n1", "gpus": [0]}]}]})");
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  absl::StatusOr<Decisions> decisions = Schedule(*snapshot, Policy{});
+  ASSERT_TRUE(decisions.ok()) << decisions.status();
+  absl::StatusOr<std::string> text = ExplainJob(*snapshot, *decisions, "half");
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(text->substr(0, text->find("\n", text->find("running since")) + 1),
+            "job half (queue q, priority 0, submitted at 0)\n"
+            "running since 50:\n");
+  EXPECT_NE(text->find("  main[0] on node n1, GPU 0 (500 milli-GPUs)\n"), std::string::npos)
+      << *text;
+}
+
 // An unknown id comes back in the message as text: bytes that are not UTF-8, and control
 // characters (a NUL among them), as \xNN (found by an outside test of the C API, whose messages
 // promise valid UTF-8 without NUL bytes).

@@ -169,7 +169,7 @@ TEST(PropertyTest, AJobDrainedForACycleVictimNamesItsReservation) {
             "running since 1968822:\n"
             "  main[0] on node n02, GPUs 0,1\n"
             "  main[1] on node n02, GPUs 2,3\n"
-            "  worker[0] on node n01, GPU 2\n"
+            "  worker[0] on node n01, GPU 2 (500 milli-GPUs)\n"
             "preempted now for job j13: job j13 (priority 10) of the same queue q0 outranks it "
             "(priority 9)\n"
             "  loses 20151000 milli-GPU-seconds (work since its last checkpoint, and its restore)\n"
