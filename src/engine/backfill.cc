@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "fmt/format.h"
+#include "internal/saturating.h"
 #include "reserve.h"
 
 namespace gpupool::internal {
@@ -34,12 +35,8 @@ std::optional<std::vector<ReplicaPlacement>> Reserver::Backfill(int32_t j) {
   // An estimate the job has already outrun is not counted on again: an overrun job evicted for a
   // reservation (overrun: preempt) would otherwise backfill at once into the capacity it left.
   if (job.attained_service_s > *job.runtime_estimate_s) return std::nullopt;
-  // now + estimate + margin, saturating: a job that would end past the int64 range ends never.
-  const int64_t now = index_.snapshot().now;
-  const int64_t estimate = *job.runtime_estimate_s;
-  const int64_t margin = policy_.backfill.margin_s;
-  if (estimate > kNever - now || margin > kNever - now - estimate) return std::nullopt;
-  const int64_t end = now + estimate + margin;
+  const int64_t end = BackfillEnd(job);
+  if (end == kNever) return std::nullopt;
 
   std::vector<Held*> lenders;
   for (Held& held : holds_) {
@@ -107,25 +104,27 @@ std::string Reserver::BackfillRefusal(int32_t j) const {
     return prefix + fmt::format("it has run {} s, longer than its runtime_estimate_s {}",
                                 job.attained_service_s, *job.runtime_estimate_s);
   }
-  const int64_t now = index_.snapshot().now;
-  const int64_t estimate = *job.runtime_estimate_s;
-  const int64_t margin = policy_.backfill.margin_s;
-  const bool ends = estimate <= kNever - now && margin <= kNever - now - estimate;
+  const int64_t end = BackfillEnd(job);
   int64_t latest = -1;  // the latest known expected start among the holds, or -1
   for (const Held& h : holds_) {
     if (h.expected_start != kNever) latest = std::max(latest, h.expected_start);
   }
   if (latest < 0) return prefix + "their reservations' expected start is unknown (-1)";
-  if (!ends || now + estimate + margin > latest) {
+  if (end > latest) {
     return prefix + fmt::format(
                         "it would end at {} (now + runtime_estimate_s + backfill.margin_s), after "
                         "their reservations' expected starts (the latest {})",
-                        ends ? now + estimate + margin : kNever, latest);
+                        end, latest);
   }
   return prefix + fmt::format(
                       "it would end by {}, before some of their reservations' expected starts, "
                       "but does not fit in what those hold",
-                      now + estimate + margin);
+                      end);
+}
+
+int64_t Reserver::BackfillEnd(const Job& job) const {
+  return SaturatingAdd(SaturatingAdd(index_.snapshot().now, *job.runtime_estimate_s),
+                       policy_.backfill.margin_s);
 }
 
 }  // namespace gpupool::internal

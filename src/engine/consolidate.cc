@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "internal/check.h"
+#include "internal/placements.h"
 #include "internal/saturating.h"
 #include "internal/shortest_prefix.h"
 
@@ -82,9 +83,9 @@ std::optional<int64_t> Consolidator::ExpectedWait(int32_t j) {
   });
   // Empties the first k ranked nodes (the jobs there go whole, wherever they run, whether the
   // snapshot has them running or this cycle placed them, so that the next cycle, where they all
-  // run, finds the same wait), tries the gang, and rolls back. One plan.
+  // run, finds the same wait), tries the gang, and rolls back. One plan. Does the gang place?
   std::vector<uint8_t> emptied(index_.job_count(), 0);
-  auto try_with = [&](size_t k) -> std::optional<std::vector<ReplicaPlacement>> {
+  auto places_with = [&](size_t k) {
     ++counters_.consolidation_plans;
     const WorkingState::Mark mark = state_.Checkpoint();
     std::vector<int32_t> freed;
@@ -100,22 +101,14 @@ std::optional<int64_t> Consolidator::ExpectedWait(int32_t j) {
       }
     }
     for (int32_t v : freed) emptied[v] = 0;
-    auto placements = placer_.TryStart(j);
+    const bool placed = placer_.TryStart(j).has_value();
     state_.Rollback(mark);
-    return placements;
+    return placed;
   };
   if (!BudgetLeft()) return std::nullopt;
-  auto placements = try_with(ranks.size());
-  if (!placements) return std::nullopt;
-  const size_t hi = ShortestWorkingPrefix(
-      ranks.size(),
-      [&](size_t k) {
-        auto p = try_with(k);
-        if (!p) return false;
-        placements = std::move(p);
-        return true;
-      },
-      [this] { return BudgetLeft(); });
+  if (!places_with(ranks.size())) return std::nullopt;
+  const size_t hi =
+      ShortestWorkingPrefix(ranks.size(), places_with, [this] { return BudgetLeft(); });
   // Not before the last node of the shortest prefix empties, as stage 7's expected start, even
   // where the placement uses other nodes: the room it takes there may be what a job of the
   // prefix, gone whole, frees (a gang spanning nodes), and without that node the gang does not
@@ -253,16 +246,7 @@ std::optional<Consolidator::Plan> Consolidator::TryConsolidate(int32_t j) {
     const Job& job = *index_.job(v).job;
     MigrateDecision migrate;
     migrate.job = job.id;
-    migrate.from = job.placements;
-    for (ReplicaPlacement& p : migrate.from) {
-      if (p.gpu_milli == 0) {
-        const TaskGroup* group = nullptr;
-        for (const TaskGroup& g : job.groups) {
-          if (g.name == p.group) group = &g;
-        }
-        if (group != nullptr && !p.gpus.empty()) p.gpu_milli = group->request.MilliPerGpu();
-      }
-    }
+    migrate.from = PlacementsWithShares(job);
     std::sort(migrate.from.begin(), migrate.from.end(),
               [](const ReplicaPlacement& a, const ReplicaPlacement& b) {
                 if (a.group != b.group) return a.group < b.group;

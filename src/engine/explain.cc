@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "fmt/format.h"
+#include "internal/placements.h"
 
 namespace gpupool {
 namespace {
@@ -190,15 +191,7 @@ absl::StatusOr<std::string> ExplainJob(const Snapshot& snapshot, const Decisions
                  ? fmt::format(" (backfilled, runtime estimate {} s)", *job->runtime_estimate_s)
                  : " (backfilled)";
     }
-    // A running placement may leave gpu_milli at 0 for the group's share: shown as the share,
-    // as a Migrate's `from` gives it.
-    std::vector<ReplicaPlacement> runs = job->placements;
-    for (ReplicaPlacement& p : runs) {
-      for (const TaskGroup& group : job->groups) {
-        if (p.gpu_milli == 0 && group.name == p.group) p.gpu_milli = group.request.MilliPerGpu();
-      }
-    }
-    out += ":\n" + DescribePlacements(runs);
+    out += ":\n" + DescribePlacements(internal::PlacementsWithShares(*job));
     out += DescribeChange(decisions, job_id);
     return out;
   }

@@ -117,6 +117,9 @@ class Reserver {
   static constexpr int64_t kNever = INT64_MAX;
   // When running job v's work is expected to end, or kNever, as job j's reservation sees it.
   int64_t ExpectedEnd(int32_t j, int32_t v) const;
+  // When `job` (with a runtime_estimate_s) would have to end if it backfilled now: now + its
+  // whole estimate + margin_s, saturating at kNever (past the int64 range: never).
+  int64_t BackfillEnd(const Job& job) const;
   // When the work on node n is expected to end (now if none is left), or kNever, as job j's
   // reservation sees it; a job that may be drained sooner (Drain::from) counts as ending then.
   int64_t NodeEnd(int32_t j, int32_t n, const Drain& drain) const;

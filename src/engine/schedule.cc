@@ -157,9 +157,10 @@ class Cycle {
     if (const size_t at = backfill_note_at_[*same]; at != std::string::npos) {
       pending.detail.resize(at);
     }
-    if (CapacityReason(pending.reason)) NoteBackfillRefusal(j, pending);
+    const size_t note_at =
+        CapacityReason(pending.reason) ? NoteBackfillRefusal(j, pending) : std::string::npos;
     MaybeReserve(j, pending);
-    AddPending(j, std::move(pending));
+    AddPending(j, std::move(pending), note_at);
     return true;
   }
 
@@ -278,12 +279,13 @@ class Cycle {
       AddPending(j, std::move(pending));
       return;
     }
+    size_t note_at = std::string::npos;
     if (CapacityReason(pending.reason)) {
       planner_.ExplainCounterfactual(j, pending);
-      NoteBackfillRefusal(j, pending);
+      note_at = NoteBackfillRefusal(j, pending);
       MaybeReserve(j, pending);
     }
-    AddPending(j, std::move(pending));
+    AddPending(j, std::move(pending), note_at);
   }
 
   // Stage 7 for job j, left pending with `pending` (its reason): a reservation if it starves,
@@ -559,11 +561,11 @@ class Cycle {
     return false;
   }
 
-  void AddPending(int32_t j, PendingDecision&& pending) {
+  // `note_at`: where its detail's backfill clause begins (NoteBackfillRefusal()), or npos.
+  void AddPending(int32_t j, PendingDecision&& pending, size_t note_at = std::string::npos) {
     decisions_.pending.push_back(std::move(pending));
     pending_jobs_.push_back(j);
-    backfill_note_at_.push_back(note_at_);
-    note_at_ = std::string::npos;
+    backfill_note_at_.push_back(note_at);
   }
 
   static bool CapacityReason(PendingReason reason) {
@@ -572,13 +574,15 @@ class Cycle {
   }
 
   // With backfill on, a job left pending for lack of room while reservations hold capacity gets
-  // a clause saying why it did not start there (Reserver::BackfillRefusal()); AddPending()
-  // records where it begins, so that an identical job's copy can carry its own instead.
-  void NoteBackfillRefusal(int32_t j, PendingDecision& pending) {
+  // a clause saying why it did not start there (Reserver::BackfillRefusal()). Returns where it
+  // begins in the detail (npos: none), for AddPending() to record, so that an identical job's
+  // copy can carry its own instead.
+  size_t NoteBackfillRefusal(int32_t j, PendingDecision& pending) {
     const std::string clause = reserver_.BackfillRefusal(j);
-    if (clause.empty()) return;
-    note_at_ = pending.detail.size();
+    if (clause.empty()) return std::string::npos;
+    const size_t at = pending.detail.size();
     pending.detail += clause;
+    return at;
   }
 
   const internal::SnapshotIndex& index_;
@@ -590,9 +594,8 @@ class Cycle {
   internal::PreemptionPlanner planner_;
   internal::Reserver reserver_;
   // Per pending decision (as decisions_.pending), where its backfill clause begins in its
-  // detail, or npos; note_at_ for the decision being built.
+  // detail, or npos.
   std::vector<size_t> backfill_note_at_;
-  size_t note_at_ = std::string::npos;
   const internal::WindowGate& windows_;
   internal::EquivalenceCache failed_shapes_;
   internal::Headroom headroom_;
