@@ -268,7 +268,6 @@ TEST(ConsolidateTest, AMovedJobKeepsItsIslandConstraint) {
   EXPECT_EQ(split->migrations[0].to[0].gpus, (std::vector<int32_t>{4, 5, 6, 7}));
 }
 
-// A gang that is not blocked by fragmentation (too few free GPUs in total) never triggers a move.
 // The gang's wait counts until the last node of the shortest prefix empties, as a reservation's
 // expected start does, even where its placement uses other nodes (an outside test of the docs).
 // Racks r1 (n1, n2), r2 (n3, n4), r3 (n5), 4 GPUs each. mr (2 x 1 GPU, one per node of r2,
@@ -329,6 +328,7 @@ TEST(ConsolidateTest, TheWaitCountsUntilTheLastNodeOfThePrefixEmpties) {
   EXPECT_EQ(start->placements[1].node, "n4");
 }
 
+// A gang that is not blocked by fragmentation (too few free GPUs in total) never triggers a move.
 TEST(ConsolidateTest, InsufficientCapacityMovesNothing) {
   Snapshot snapshot = TwoNodes();
   snapshot.jobs[2].groups[0].request = GpuRequest(8000);
