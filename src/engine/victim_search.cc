@@ -38,12 +38,16 @@ std::vector<int32_t> VictimSearch::Find(int32_t j, std::vector<int32_t> candidat
                                         TryVictims simulate) {
   if (holding_begin_.empty()) BuildHoldings();
   const bool exact = static_cast<int>(candidates.size()) <= kExactCandidates;
+  // The greedy search's last resort starts from every candidate, also those that free nothing
+  // the job may use (the cross-queue rules may need them).
+  std::vector<int32_t> every_candidate;
+  if (!exact) every_candidate = candidates;
   BuildScopes(j, candidates, exact);
   // Evicting every candidate is the most that can be freed: if no scope could then hold the
   // job, no plan can.
   if (candidates.empty() || !MayFit(candidates, /*mark_scopes=*/true)) return {};
   return exact ? ExactSearch(j, std::move(candidates), simulate)
-               : HeuristicSearch(j, candidates, simulate);
+               : HeuristicSearch(j, candidates, every_candidate, simulate);
 }
 
 // --- Ranking. ---
@@ -479,9 +483,11 @@ std::vector<int32_t> VictimSearch::ExactSearch(int32_t j, std::vector<int32_t> c
 
 std::vector<int32_t> VictimSearch::HeuristicSearch(int32_t j,
                                                    const std::vector<int32_t>& candidates,
+                                                   const std::vector<int32_t>& every_candidate,
                                                    TryVictims simulate) {
   const std::vector<Candidate> best = BestScopePlans(j, ScopesByLowerBound(candidates));
-  if (best.empty()) return {};
+  if (best.empty())
+    return TrimmedFromAll(j, every_candidate, simulate).value_or(std::vector<int32_t>{});
 
   std::vector<int32_t> chosen;
   int32_t chosen_scope = kNone;
@@ -516,6 +522,10 @@ std::vector<int32_t> VictimSearch::HeuristicSearch(int32_t j,
     tried = bigger->victims;
     found = attempt(bigger->victims, first.scope);
   }
+  if (!found && !counters_.budget_exhausted) {
+    std::optional<std::vector<int32_t>> trimmed = TrimmedFromAll(j, every_candidate, simulate);
+    if (trimmed) return *std::move(trimmed);
+  }
   if (!found) return {};
 
   // Victims that hold nothing on the nodes the job took are not needed where it went (unless
@@ -529,6 +539,87 @@ std::vector<int32_t> VictimSearch::HeuristicSearch(int32_t j,
     if (!attempt(kept, chosen_scope)) chosen = all;
   }
   return chosen;
+}
+
+std::optional<std::vector<int32_t>> VictimSearch::TrimmedFromAll(
+    int32_t j, const std::vector<int32_t>& candidates, TryVictims simulate) {
+  auto places = [&](const std::vector<int32_t>& victims) {
+    if (!BudgetLeft()) {
+      counters_.budget_exhausted = true;
+      return std::optional<std::vector<ReplicaPlacement>>();
+    }
+    return simulate(victims);
+  };
+  auto without = [](const std::vector<int32_t>& victims, int32_t v) {
+    std::vector<int32_t> fewer;
+    for (int32_t w : victims) {
+      if (w != v) fewer.push_back(w);
+    }
+    return fewer;
+  };
+  auto with = [](std::vector<int32_t> victims, int32_t v) {
+    victims.insert(std::upper_bound(victims.begin(), victims.end(), v), v);
+    return victims;
+  };
+  std::optional<std::vector<ReplicaPlacement>> placed = places(candidates);
+  if (!placed) return std::nullopt;  // no plan places it
+  std::vector<int32_t> plan = candidates;
+  bool allowed = rules_.PlanAllowed(j, plan);
+  // Without a limit to relieve, only victims on the nodes the job took free room it uses.
+  if (limits_.empty()) {
+    std::vector<int32_t> kept = HoldersOn(plan, *placed);
+    const bool kept_allowed = rules_.PlanAllowed(j, kept);
+    if (!kept.empty() && kept.size() < plan.size() && (kept_allowed || !allowed) && places(kept)) {
+      plan = std::move(kept);
+      allowed = kept_allowed;
+    }
+  }
+  // Take back victims, the costliest in the policy's victim order first; once the rules allow
+  // the plan, only take-backs they still allow.
+  std::vector<int32_t> order = plan;
+  std::sort(order.begin(), order.end(),
+            [this](int32_t a, int32_t b) { return victim_rank_[a] > victim_rank_[b]; });
+  int tries = 0;
+  for (int32_t v : order) {
+    if (plan.size() == 1 || tries == kTrimSimulations || counters_.budget_exhausted) break;
+    std::vector<int32_t> fewer = without(plan, v);
+    const bool fewer_allowed = rules_.PlanAllowed(j, fewer);
+    if (allowed && !fewer_allowed) continue;
+    ++tries;
+    if (!places(fewer)) continue;
+    plan = std::move(fewer);
+    allowed = fewer_allowed;
+  }
+  if (allowed) return plan;
+  // The cross-queue rules refuse it: add back the first candidate, in victim order, with which
+  // they allow it; failing one, candidates of the job's own queue, in victim order, until they
+  // do (evicting its own queue's jobs lowers its side's usage).
+  std::vector<int32_t> rest;
+  for (int32_t v : candidates) {
+    if (!std::binary_search(plan.begin(), plan.end(), v)) rest.push_back(v);
+  }
+  std::sort(rest.begin(), rest.end(),
+            [this](int32_t a, int32_t b) { return victim_rank_[a] < victim_rank_[b]; });
+  std::optional<std::vector<int32_t>> repaired;
+  for (int32_t v : rest) {
+    if (rules_.PlanAllowed(j, with(plan, v))) {
+      repaired = with(plan, v);
+      break;
+    }
+  }
+  if (!repaired) {
+    std::vector<int32_t> more = plan;
+    for (int32_t v : rest) {
+      if (index_.job(v).queue != index_.job(j).queue) continue;
+      more = with(std::move(more), v);
+      if (rules_.PlanAllowed(j, more)) {
+        repaired = std::move(more);
+        break;
+      }
+    }
+  }
+  if (!repaired || !places(*repaired)) return std::nullopt;
+  return repaired;
 }
 
 std::vector<std::pair<VictimSearch::PlanKey, int32_t>> VictimSearch::ScopesByLowerBound(

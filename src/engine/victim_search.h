@@ -37,9 +37,13 @@
 //     which are therefore the best of all scope plans. Those are simulated in turn; if none
 //     places, the best one is grown by one more replica and tried again (kGrowths times). The
 //     first that places is then trimmed of victims that hold nothing on the nodes the job took
-//     (one more simulation). So a refusal means either that no scope could fit the job with all
-//     its candidates gone (exact), or that the few plans tried did not place it; and the plan
-//     taken is the best of those tried, not necessarily the best overall.
+//     (one more simulation). If no plan was built or none placed, the last resort
+//     (TrimmedFromAll): every candidate, the dropped ones too, simulated at once, then trimmed
+//     while the job still places, and mended if the cross-queue rules refuse what is left. So a
+//     refusal means that no scope could fit the job with all its candidates gone (exact), that
+//     evicting them all does not place it (simulated), that the rules refused the trimmed set,
+//     or that the budget ran out; and the plan taken is the best of those tried, not
+//     necessarily the best overall.
 // Each simulated plan counts against the policy's max_preemption_plans budget. Everything is
 // ordered by integers and dense indices.
 #ifndef GPUPOOL_VICTIM_SEARCH_H_
@@ -72,6 +76,9 @@ class VictimSearch {
   // Above that: plans simulated per job before growing, and how many times the best one grows.
   static constexpr int kPlansSimulated = 4;
   static constexpr int kGrowths = 2;
+  // When none of those places the job: victims taken back, one simulation each, from the plan
+  // of every candidate.
+  static constexpr int kTrimSimulations = 16;
 
   // All references must outlive the search. Sets counters.budget_exhausted when the plan budget
   // stops it.
@@ -181,8 +188,18 @@ class VictimSearch {
 
   // --- The two searches. ---
   std::vector<int32_t> ExactSearch(int32_t j, std::vector<int32_t> candidates, TryVictims simulate);
+  // `candidates` without those that cannot help; `every_candidate` with them.
   std::vector<int32_t> HeuristicSearch(int32_t j, const std::vector<int32_t>& candidates,
+                                       const std::vector<int32_t>& every_candidate,
                                        TryVictims simulate);
+  // The greedy search's last resort: every candidate evicted; if that places job j, the victims
+  // on the nodes it took, then fewer, the costliest taken back first while it still places (at
+  // most kTrimSimulations tries); if the rules refuse that, one more candidate in victim order,
+  // or else candidates of j's own queue, until they allow it. nullopt if evicting every
+  // candidate does not place j, or the rules refuse every set tried.
+  std::optional<std::vector<int32_t>> TrimmedFromAll(int32_t j,
+                                                     const std::vector<int32_t>& candidates,
+                                                     TryVictims simulate);
   // Scopes that may fit, by a lower bound on their plan's key.
   std::vector<std::pair<PlanKey, int32_t>> ScopesByLowerBound(
       const std::vector<int32_t>& candidates) const;

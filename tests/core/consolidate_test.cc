@@ -744,5 +744,38 @@ TEST(ConsolidateTest, ARestoredJobMayMoveForAGang) {
   EXPECT_EQ(gang->placements[1].gpus, (std::vector<int32_t>{0}));
 }
 
+// Seeds 31227 and 29533 (found with 60,000 seeds of FixedPointWithPreemptionBackfillAndStarvation):
+// a later settling pass had more than 10 candidate victims (most of them the passes' own
+// starts), so the victim search built its greedy plans, and none placed the job; the next
+// cycle, with fewer candidates, tried every set and reclaimed across queues for it. The greedy
+// search's last resort (every candidate, then trimmed; docs/engine.md, stage 6) finds the plan
+// in the cycle itself.
+//   - 31227: j13 (queue q4) reclaims j08 from q0, which holds more than its entitlement.
+//   - 29533: j10 has waited past the starvation bound; it takes j11's GPUs on n01 from q0, and
+//     the cross-queue rules allow that only with j03 of its own queue q2 evicted too, which
+//     frees nothing j10 may use (the greedy plans, built node by node, never take it).
+TEST(ConsolidateTest, TheGreedyVictimSearchFallsBackOnEveryCandidate) {
+  struct Case {
+    uint64_t seed;
+    const char* job;
+    std::vector<std::string> victims;
+  };
+  for (const Case& c : {Case{31227, "j13", {"j08"}}, Case{29533, "j10", {"j03", "j11"}}}) {
+    SCOPED_TRACE(::testing::Message() << "seed " << c.seed);
+    const Snapshot snapshot = CheckpointingSnapshot(c.seed);
+    const Policy policy = SettlingConsolidatingPolicy(c.seed);
+    absl::StatusOr<Decisions> d = Schedule(snapshot, policy);
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(FixedPointViolation(snapshot, policy, *d), "");
+    EXPECT_NE(FindStart(*d, c.job), nullptr) << ::gpupool::testing::DecisionsToText(*d);
+    std::vector<std::string> victims;
+    for (const PreemptDecision& p : d->preemptions) {
+      EXPECT_EQ(p.for_job, c.job);
+      victims.push_back(p.job);
+    }
+    EXPECT_EQ(victims, c.victims);
+  }
+}
+
 }  // namespace
 }  // namespace gpupool
