@@ -50,6 +50,16 @@ bool Reserver::Overrun(int32_t j) const {
   return ran > *job.runtime_estimate_s && ran - *job.runtime_estimate_s > policy_.backfill.margin_s;
 }
 
+bool Reserver::Withdrawable(int32_t v) const {
+  if (!policy_.backfill.enabled || !index_.tentative(v) || started_now_[v] || state_.released(v)) {
+    return false;
+  }
+  const JobInfo& info = index_.job(v);
+  if (info.job->state != JobState::kRunning || !info.job->backfilled) return false;
+  return std::none_of(info.placements.begin(), info.placements.end(),
+                      [&](const RunningPlacement& p) { return held_[p.node] != 0; });
+}
+
 bool Reserver::OverrunGoesFor(int32_t j, int32_t v) const {
   std::vector<int32_t> pair = {v, j};
   SortInJobOrder(index_, policy_, pair);
@@ -191,6 +201,7 @@ int64_t Reserver::NodeEnd(int32_t j, int32_t n, const Drain& drain) const {
   int64_t end = index_.snapshot().now;
   for (int32_t v : jobs_on_node_[n]) {
     if (!started_now_[v] && state_.released(v)) continue;  // evicted in this cycle
+    if (Withdrawable(v)) continue;                         // counts as gone
     const int64_t ends = ExpectedEnd(j, v);
     end = std::max(end, started_now_[v] ? ends : std::min(ends, drain.from(v)));
   }
@@ -221,7 +232,8 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
   // once the prefix emptied ends no earlier than it. Otherwise a backfilled job on a node the
   // reservation uses but does not empty (one whose free GPUs sufficed) would push the
   // reservation onto later nodes in the next pass or cycle, though it ends first. Not one on a
-  // node held for an earlier reservation: what it frees there is that reservation's.
+  // node held for an earlier reservation: what it frees there is that reservation's. A
+  // backfilled start of an earlier settling pass (Withdrawable()) goes at once.
   std::vector<std::pair<int64_t, int32_t>> backfilled;
   if (policy_.backfill.enabled) {
     for (int32_t v = 0; v < index_.job_count(); ++v) {
@@ -233,27 +245,45 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
                       [&](const RunningPlacement& p) { return held_[p.node] != 0; })) {
         continue;
       }
-      const int64_t ends = ExpectedEnd(j, v);
+      const int64_t ends = Withdrawable(v) ? now : ExpectedEnd(j, v);
       if (ends != kNever) backfilled.emplace_back(ends, v);
     }
     std::sort(backfilled.begin(), backfilled.end());
   }
-  // Empties the first k ranked nodes (their running gangs go, wherever they run; without a
-  // drain, so do the gangs this cycle started there) and lets go the backfilled jobs that end
-  // by then, tries the job, and rolls back.
+  // The events by which room appears, in time order: a ranked node's work ends (it empties), or a
+  // backfilled job ends (it goes, wherever it runs); at one time, backfilled jobs first, then
+  // nodes in rank order. The reservation takes the shortest prefix of them after which the job
+  // fits, so a backfilled job that ends between two nodes' ends counts at its own end (not at the
+  // next node's, which could make the expected start later with less work in the way).
+  struct Event {
+    int64_t time;
+    int32_t rank;  // index in ranks, or kNone
+    int32_t job;   // a backfilled job, or kNone
+  };
+  std::vector<Event> events;
+  events.reserve(ranks.size() + backfilled.size());
+  for (const auto& [ends, v] : backfilled) events.push_back(Event{ends, kNone, v});
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    events.push_back(Event{ranks[i].end, static_cast<int32_t>(i), kNone});
+  }
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+    if (a.time != b.time) return a.time < b.time;
+    return a.job != kNone && b.job == kNone;
+  });
+  // Applies the first k events (emptied nodes' running gangs go, wherever they run; without a
+  // drain, so do the gangs this cycle started there), tries the job, and rolls back.
   auto try_with = [&](size_t k) {
     const WorkingState::Mark mark = state_.Checkpoint();
-    const int64_t by = k == 0 ? now : ranks[k - 1].end;
-    for (const auto& [ends, v] : backfilled) {
-      if (ends > by) break;
-      state_.ReleaseRunningJob(v);
-    }
     std::vector<int32_t> freed;  // this cycle's starts let go, each once (a gang spans nodes)
-    for (size_t i = 0; i < k; ++i) {
-      const int32_t n = ranks[i].node;
+    for (size_t e = 0; e < k; ++e) {
+      if (events[e].job != kNone) {
+        state_.ReleaseRunningJob(events[e].job);
+        continue;
+      }
+      const int32_t n = ranks[events[e].rank].node;
       for (int32_t v : jobs_on_node_[n]) {
         if (!started_now_[v]) {
-          state_.ReleaseRunningJob(v);
+          if (!state_.released(v)) state_.ReleaseRunningJob(v);
         } else if (!drain.drains && PlacedOn(v, n) &&
                    std::find(freed.begin(), freed.end(), v) == freed.end()) {
           freed.push_back(v);
@@ -265,12 +295,12 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
     state_.Rollback(mark);
     return placements;
   };
-  auto placements = try_with(ranks.size());
+  auto placements = try_with(events.size());
   if (!placements) return std::nullopt;
   // The job just failed with nothing emptied; the placements kept are those of the last prefix
   // that worked, which is the one returned.
-  const size_t hi = ShortestWorkingPrefix(
-      ranks.size(),
+  const size_t applied = ShortestWorkingPrefix(
+      events.size(),
       [&](size_t k) {
         auto p = try_with(k);
         if (!p) return false;
@@ -278,6 +308,17 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
         return true;
       },
       [] { return true; });
+  // The ranked nodes emptied (ranks[0, hi)) and the backfilled jobs let go, with the latest end
+  // among them.
+  size_t hi = 0;
+  std::vector<std::pair<int64_t, int32_t>> let_go;
+  for (size_t e = 0; e < applied; ++e) {
+    if (events[e].job != kNone) {
+      let_go.emplace_back(events[e].time, events[e].job);
+    } else {
+      hi = static_cast<size_t>(events[e].rank) + 1;
+    }
+  }
 
   // Draining (preemption.starving_drain): the running jobs on the GPUs the placement uses that
   // may go now, asked in id order; the nodes' expected ends are then those of the work left.
@@ -348,8 +389,10 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
   // has no estimate) drains nothing: what a drain freed would idle for as long as that work
   // runs, and the next pass, ranking the nodes again, may make the reservation elsewhere and
   // drain there too. A starving job's drain goes on: it is what bounds the wait.
-  int64_t before = now;
-  for (size_t i = 0; i < hi; ++i) before = std::max(before, ranks[i].end);
+  int64_t prefix_end = now;  // when the emptied nodes' work ends (before any drain)
+  for (size_t i = 0; i < hi; ++i) prefix_end = std::max(prefix_end, ranks[i].end);
+  int64_t before = prefix_end;
+  for (const auto& [ends, v] : let_go) before = std::max(before, ends);
   if (before == kNever && !drain.without_start) asked.clear();
   for (int32_t v : in_the_way) {
     if (!std::binary_search(asked.begin(), asked.end(), v) || !drain.take(v)) continue;
@@ -379,16 +422,28 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
     }
   }
   // Nor before the backfilled jobs let go on the nodes it uses end (a drain may have lowered the
-  // prefix's ends below theirs).
-  for (const auto& [ends, v] : backfilled) {
-    if (ends > before) break;
+  // prefix's ends below theirs), nor before those let go after the last node emptied, wherever
+  // they run: the job fits only once they are gone.
+  for (const auto& [ends, v] : let_go) {
     if (state_.released(v)) continue;
+    const bool after_nodes = ends > prefix_end;
     for (const RunningPlacement& p : index_.job(v).placements) {
-      if (used[p.node]) expected = std::max(expected, ends);
+      if (after_nodes || used[p.node]) expected = std::max(expected, ends);
     }
   }
   decision.expected_start = expected == kNever ? -1 : expected;
   std::sort(decision.nodes.begin(), decision.nodes.end());
+  // A backfilled start of an earlier settling pass that would still run on a node of the
+  // reservation at its start delays it: the reservation was found without it, and withdraws it.
+  for (const auto& [ends, v] : let_go) {
+    if (!Withdrawable(v) || ExpectedEnd(j, v) <= expected) continue;
+    const bool on_used =
+        std::any_of(index_.job(v).placements.begin(), index_.job(v).placements.end(),
+                    [&](const RunningPlacement& p) { return used[p.node] != 0; });
+    if (!on_used) continue;
+    state_.ReleaseRunningJob(v);
+    reservation.withdrawn.push_back(v);
+  }
   // What the placement needs per GPU model, and the queue's usage before the hold: the hold
   // charges part of the need, and the rest is held under the queue's limits (HoldLimitRoom()).
   const int32_t queue = index_.job(j).queue;

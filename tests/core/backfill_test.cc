@@ -495,6 +495,35 @@ TEST(BackfillTest, ABackfilledJobOnANodeTheReservationDoesNotEmptyDelaysNothing)
   ExpectOnlyReservation(*again, "A", {"n1", "n2"}, 11000);
 }
 
+// A backfilled job that ends between two nodes' ends counts at its own end (docs/engine.md stage
+// 7, "Where and when"). Two 4-GPU nodes: r1 fills n1 until 12,000; on n2, r2 (2 GPUs) has no
+// estimate, so n2 never empties, and b (1 GPU, backfilled in an earlier cycle) ends at 10,500
+// with the margin; GPU 3 of n2 is free. A (2 GPUs on one node) cannot start now. Once b is gone
+// A fits on n2 beside r2: it is reserved there at 10,500. Before, b went only with a node's
+// emptying, at 12,000 with n1, so A was reserved at 12,000.
+TEST(BackfillTest, ABackfilledJobEndingBetweenTwoNodesCountsAtItsOwnEnd) {
+  SnapshotBuilder b;
+  b.Now(kNow).Model("a100").Queue("q");
+  b.Node(MakeNode("n1", "a100", 4)).Node(MakeNode("n2", "a100", 4));
+  Job r1 = MakeRunningJob("r1", "q", GpuRequest(4000), {Placement("n1", {0, 1, 2, 3})}, 9000);
+  r1.runtime_estimate_s = 3000;
+  r1.attained_service_s = 1000;
+  r1.preemptible = false;
+  Job r2 = MakeRunningJob("r2", "q", GpuRequest(2000), {Placement("n2", {0, 1})}, 9000);
+  r2.preemptible = false;
+  Job filler = MakeRunningJob("b", "q", GpuRequest(1000), {Placement("n2", {2})}, 9800);
+  filler.backfilled = true;
+  filler.runtime_estimate_s = 500;
+  filler.attained_service_s = 200;
+  filler.preemptible = false;
+  b.Job(r1).Job(r2).Job(filler).Job(Pending("A", 2, 100, 1000));
+  const Snapshot snapshot = b.Build();
+  absl::StatusOr<Decisions> d = Schedule(snapshot, BackfillPolicy(200));
+  ASSERT_TRUE(d.ok()) << d.status();
+  ExpectOnlyReservation(*d, "A", {"n2"}, 10500);
+  EXPECT_TRUE(d->starts.empty());
+}
+
 // A job left pending while reservations hold capacity says why it did not backfill into it
 // (an outside test of the docs found "only 0 are free" hid idle, held GPUs). The worked example
 // without short: big holds n1's GPUs 2-3 (2,000 milli-GPUs) until 11,000. noest has no
