@@ -50,16 +50,6 @@ bool Reserver::Overrun(int32_t j) const {
   return ran > *job.runtime_estimate_s && ran - *job.runtime_estimate_s > policy_.backfill.margin_s;
 }
 
-bool Reserver::Withdrawable(int32_t v) const {
-  if (!policy_.backfill.enabled || !index_.tentative(v) || started_now_[v] || state_.released(v)) {
-    return false;
-  }
-  const JobInfo& info = index_.job(v);
-  if (info.job->state != JobState::kRunning || !info.job->backfilled) return false;
-  return std::none_of(info.placements.begin(), info.placements.end(),
-                      [&](const RunningPlacement& p) { return held_[p.node] != 0; });
-}
-
 bool Reserver::OverrunGoesFor(int32_t j, int32_t v) const {
   std::vector<int32_t> pair = {v, j};
   SortInJobOrder(index_, policy_, pair);
@@ -201,7 +191,6 @@ int64_t Reserver::NodeEnd(int32_t j, int32_t n, const Drain& drain) const {
   int64_t end = index_.snapshot().now;
   for (int32_t v : jobs_on_node_[n]) {
     if (!started_now_[v] && state_.released(v)) continue;  // evicted in this cycle
-    if (Withdrawable(v)) continue;                         // counts as gone
     const int64_t ends = ExpectedEnd(j, v);
     end = std::max(end, started_now_[v] ? ends : std::min(ends, drain.from(v)));
   }
@@ -232,8 +221,7 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
   // once the prefix emptied ends no earlier than it. Otherwise a backfilled job on a node the
   // reservation uses but does not empty (one whose free GPUs sufficed) would push the
   // reservation onto later nodes in the next pass or cycle, though it ends first. Not one on a
-  // node held for an earlier reservation: what it frees there is that reservation's. A
-  // backfilled start of an earlier settling pass (Withdrawable()) goes at once.
+  // node held for an earlier reservation: what it frees there is that reservation's.
   std::vector<std::pair<int64_t, int32_t>> backfilled;
   if (policy_.backfill.enabled) {
     for (int32_t v = 0; v < index_.job_count(); ++v) {
@@ -245,7 +233,7 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
                       [&](const RunningPlacement& p) { return held_[p.node] != 0; })) {
         continue;
       }
-      const int64_t ends = Withdrawable(v) ? now : ExpectedEnd(j, v);
+      const int64_t ends = ExpectedEnd(j, v);
       if (ends != kNever) backfilled.emplace_back(ends, v);
     }
     std::sort(backfilled.begin(), backfilled.end());
@@ -433,17 +421,6 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
   }
   decision.expected_start = expected == kNever ? -1 : expected;
   std::sort(decision.nodes.begin(), decision.nodes.end());
-  // A backfilled start of an earlier settling pass that would still run on a node of the
-  // reservation at its start delays it: the reservation was found without it, and withdraws it.
-  for (const auto& [ends, v] : let_go) {
-    if (!Withdrawable(v) || ExpectedEnd(j, v) <= expected) continue;
-    const bool on_used =
-        std::any_of(index_.job(v).placements.begin(), index_.job(v).placements.end(),
-                    [&](const RunningPlacement& p) { return used[p.node] != 0; });
-    if (!on_used) continue;
-    state_.ReleaseRunningJob(v);
-    reservation.withdrawn.push_back(v);
-  }
   // What the placement needs per GPU model, and the queue's usage before the hold: the hold
   // charges part of the need, and the rest is held under the queue's limits (HoldLimitRoom()).
   const int32_t queue = index_.job(j).queue;

@@ -18,10 +18,7 @@
 // in the snapshot (not those on a node held for an earlier reservation) are events of the ranking
 // too, at their own expected ends, before nodes of the same time: each goes then, wherever it
 // runs, as it was admitted to be gone by then, and the prefix is one of nodes and backfilled jobs
-// (a backfilled job ending before the next node empties counts at its own end). A backfilled start
-// of an earlier settling pass of the cycle counts as gone at once (it was admitted against that
-// pass's reservations, which may since have come earlier); if it would still run on one of the
-// reservation's nodes at the expected start, the reservation withdraws it (the start is revoked).
+// (a backfilled job ending before the next node empties counts at its own end).
 // Ranking by expected end keeps the choice stable from cycle to cycle: held nodes take no new work,
 // so they only get closer to empty, while other nodes may take new work.
 //
@@ -72,9 +69,6 @@ class Reserver {
     ReserveDecision decision;
     std::vector<int32_t> evicted;
     std::vector<int32_t> drained;
-    // Backfilled starts of an earlier settling pass that would still run on the reservation's
-    // nodes at its expected start (Withdrawable()), released; their starts are revoked.
-    std::vector<int32_t> withdrawn;
   };
   // How a starving job's reservation drains its nodes (preemption.starving_drain). `from(v)`:
   // when running job v may next go for the job (INT64_MAX: not before its work ends); a job
@@ -133,11 +127,6 @@ class Reserver {
   int64_t NodeEnd(int32_t j, int32_t n, const Drain& drain) const;
   // Is running job j a backfilled job past its estimate plus the margin (backfill on only)?
   bool Overrun(int32_t j) const;
-  // Is running job v a backfilled start of an earlier settling pass of this cycle
-  // (SnapshotIndex::tentative), not on a node held for an earlier reservation? It was admitted
-  // against that pass's reservations, which may since have come earlier: a reservation counts
-  // it as gone, and withdraws it if it would still run on one of its nodes at its start.
-  bool Withdrawable(int32_t v) const;
   // May overrun job v go for job j's reservation (backfill.overrun "preempt")? Not when v,
   // waiting, would come before j in the job order: it would start again at once, where it ran
   // or elsewhere, before j's reservation holds anything.

@@ -329,7 +329,6 @@ class Cycle {
         j, internal::Reserver::Drain{from, take, may, drains,
                                      starving && policy_.preemption.starving_drain});
     if (!reservation) return;
-    const int64_t expected_start = reservation->decision.expected_start;
     decisions_.reservations.push_back(std::move(reservation->decision));
     reserve_jobs_.push_back(j);
     const Job& job = *index_.job(j).job;
@@ -366,19 +365,8 @@ class Cycle {
                   "(preemption.drain_blocked_jobs)",
                   job.id, policy_.preemption.drain_blocked_jobs);
     for (int32_t v : reservation->drained) evict_for_reservation(v, why);
-    // A settling pass's own backfilled start, withdrawn: the cycle's decisions never show it
-    // (settle.cc revokes the start), so the reason is for the passes only.
-    for (int32_t v : reservation->withdrawn) {
-      evict_for_reservation(
-          v, fmt::format("backfilled by an earlier settling pass, it would still run on a node "
-                         "of job {}'s reservation at its expected start {}",
-                         job.id, expected_start));
-    }
     // Capacity grew where the victims were: earlier failures no longer prove anything.
-    if (!reservation->evicted.empty() || !reservation->drained.empty() ||
-        !reservation->withdrawn.empty()) {
-      failed_shapes_.Clear();
-    }
+    if (!reservation->evicted.empty() || !reservation->drained.empty()) failed_shapes_.Clear();
   }
 
   // Stage 6b: after evictions, capacity the beneficiaries did not use may fit jobs that failed

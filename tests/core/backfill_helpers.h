@@ -1,7 +1,7 @@
-// Helpers shared by the backfill tests (backfill_test.cc, backfill_property_test.cc; the
-// comparison without the backfilled jobs also consolidate_test.cc): the moment of their snapshots
-// and a policy with backfill on, and the builders they use by their short names (the tests live
-// in this namespace).
+// Helpers shared by the backfill tests (backfill_test.cc, backfill_property_test.cc): the moment
+// of their snapshots and a policy with backfill on, the comparison of a cycle with the same cycle
+// without its backfilled jobs, and the builders they use by their short names (the tests live in
+// this namespace).
 #ifndef GPUPOOL_TESTS_CORE_BACKFILL_HELPERS_H_
 #define GPUPOOL_TESTS_CORE_BACKFILL_HELPERS_H_
 

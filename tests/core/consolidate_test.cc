@@ -17,7 +17,6 @@
 #include "testing/builders.h"
 #include "testing/generator.h"
 #include "testing/seeds.h"
-#include "tests/core/backfill_helpers.h"
 
 namespace gpupool {
 namespace {
@@ -775,27 +774,6 @@ TEST(ConsolidateTest, TheGreedyVictimSearchFallsBackOnEveryCandidate) {
       victims.push_back(p.job);
     }
     EXPECT_EQ(victims, c.victims);
-  }
-}
-
-// Seeds of FixedPointWithPreemptionBackfillAndStarvation (with backfill on) where a later
-// settling pass found a reservation earlier than the pass that admitted a backfilled job against
-// it, with that job still running on one of its nodes at the new start. The reservation now
-// withdraws it (docs/engine.md stage 7, "Where and when"); before, each had a reservation that
-// started later than in the same cycle without the backfilled jobs (found with 20,000 seeds).
-TEST(ConsolidateTest, AReservationWithdrawsABackfilledStartOfAnEarlierPassThatWouldDelayIt) {
-  for (uint64_t seed : {1300, 8098, 8839, 10275, 10518, 18480}) {
-    SCOPED_TRACE(::testing::Message() << "seed " << seed);
-    const Snapshot snapshot = CheckpointingSnapshot(seed);
-    const Policy policy = SettlingConsolidatingPolicy(seed);
-    ASSERT_TRUE(policy.backfill.enabled);
-    // (In 1300, 10275 and 18480 no backfilled start is left to compare: the withdrawn job
-    // finds no other room.)
-    int64_t compared = 0;
-    EXPECT_EQ(backfill_testing::LaterThanWithoutTheBackfilledJobs(snapshot, policy, compared), "");
-    absl::StatusOr<Decisions> d = Schedule(snapshot, policy);
-    ASSERT_TRUE(d.ok()) << d.status();
-    EXPECT_EQ(FixedPointViolation(snapshot, policy, *d), "");
   }
 }
 
