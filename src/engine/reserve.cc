@@ -271,7 +271,7 @@ std::optional<Reserver::Reservation> Reserver::Reserve(int32_t j, const Drain& d
       const int32_t n = ranks[events[e].rank].node;
       for (int32_t v : jobs_on_node_[n]) {
         if (!started_now_[v]) {
-          if (!state_.released(v)) state_.ReleaseRunningJob(v);
+          state_.ReleaseRunningJob(v);
         } else if (!drain.drains && PlacedOn(v, n) &&
                    std::find(freed.begin(), freed.end(), v) == freed.end()) {
           freed.push_back(v);

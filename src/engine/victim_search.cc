@@ -486,8 +486,9 @@ std::vector<int32_t> VictimSearch::HeuristicSearch(int32_t j,
                                                    const std::vector<int32_t>& every_candidate,
                                                    TryVictims simulate) {
   const std::vector<Candidate> best = BestScopePlans(j, ScopesByLowerBound(candidates));
-  if (best.empty())
+  if (best.empty()) {
     return TrimmedFromAll(j, every_candidate, simulate).value_or(std::vector<int32_t>{});
+  }
 
   std::vector<int32_t> chosen;
   int32_t chosen_scope = kNone;
@@ -550,13 +551,6 @@ std::optional<std::vector<int32_t>> VictimSearch::TrimmedFromAll(
     }
     return simulate(victims);
   };
-  auto without = [](const std::vector<int32_t>& victims, int32_t v) {
-    std::vector<int32_t> fewer;
-    for (int32_t w : victims) {
-      if (w != v) fewer.push_back(w);
-    }
-    return fewer;
-  };
   auto with = [](std::vector<int32_t> victims, int32_t v) {
     victims.insert(std::upper_bound(victims.begin(), victims.end(), v), v);
     return victims;
@@ -582,7 +576,8 @@ std::optional<std::vector<int32_t>> VictimSearch::TrimmedFromAll(
   int tries = 0;
   for (int32_t v : order) {
     if (plan.size() == 1 || tries == kTrimSimulations || counters_.budget_exhausted) break;
-    std::vector<int32_t> fewer = without(plan, v);
+    std::vector<int32_t> fewer = plan;
+    std::erase(fewer, v);
     const bool fewer_allowed = rules_.PlanAllowed(j, fewer);
     if (allowed && !fewer_allowed) continue;
     ++tries;
@@ -602,8 +597,9 @@ std::optional<std::vector<int32_t>> VictimSearch::TrimmedFromAll(
             [this](int32_t a, int32_t b) { return victim_rank_[a] < victim_rank_[b]; });
   std::optional<std::vector<int32_t>> repaired;
   for (int32_t v : rest) {
-    if (rules_.PlanAllowed(j, with(plan, v))) {
-      repaired = with(plan, v);
+    std::vector<int32_t> one_more = with(plan, v);
+    if (rules_.PlanAllowed(j, one_more)) {
+      repaired = std::move(one_more);
       break;
     }
   }
