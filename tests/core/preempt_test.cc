@@ -465,6 +465,46 @@ TEST(PreemptSearchTest, AFailedPlanLeavesTheReasonOfTheJobsOwnTry) {
   }
 }
 
+// The greedy search's estimate is optimistic about isolation, and its last resort mends that.
+// Queue q never shares a node (exclusive-node); n1-n3 each run one job of queue "other" beside
+// three of q's priority-0 jobs, checkpointed 10 s ago; n4 runs four of q's, checkpointed 100,
+// 200, 300 and 400 s ago. "urgent" (q, priority 10, 1 GPU) has 13 candidates, more than the
+// exact search takes, so the search builds one greedy plan: the cheapest job of n1, then grown
+// by the cheapest of n2 and of n3. None places the job (the other job stays on each of those
+// nodes). The last resort evicts all 13 at once: the job goes to n4; the victims elsewhere are
+// dropped, then n4's costliest are taken back one by one while it still places, and only the
+// cheapest, n4-0, goes: 1,000 x (100 + 60 restore).
+TEST(PreemptSearchTest, TheGreedySearchFallsBackOnEveryCandidateWhenItsPlansDoNotPlace) {
+  Queue q = ::gpupool::testing::MakeQueue("q");
+  q.isolation = Isolation::kExclusiveNode;
+  SnapshotBuilder builder;
+  builder.Now(10'000).Model("A100").Queue(q).Queue("other");
+  for (int n = 1; n <= 4; ++n) {
+    const std::string node = "n" + std::to_string(n);
+    builder.Node(MakeNode(node, "A100", 4));
+    for (int32_t g = 0; g < 4; ++g) {
+      const std::string id = node + "-" + std::to_string(g);
+      if (n < 4 && g == 3) {
+        builder.Job(Running(id, node, {g}, 9'990, "other"));
+      } else {
+        builder.Job(Running(id, node, {g}, n < 4 ? 9'990 : 9'900 - 100 * g));
+      }
+    }
+  }
+  const Snapshot snapshot = builder.Job(Urgent("urgent", 1000)).Build();
+  absl::StatusOr<Decisions> d = Schedule(snapshot, PreemptingPolicy());
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->preemptions.size(), 1u);
+  EXPECT_EQ(d->preemptions[0].job, "n4-0");
+  EXPECT_EQ(d->preemptions[0].lost_milli_gpu_seconds, 1000 * (100 + 60));
+  const StartDecision* start = FindStart(*d, "urgent");
+  ASSERT_NE(start, nullptr);
+  EXPECT_EQ(start->placements[0].node, "n4");
+  EXPECT_EQ(start->placements[0].gpus, (std::vector<int32_t>{0}));
+  // The greedy plan and its two growths; every candidate; n4's four; three take-backs.
+  EXPECT_EQ(d->counters.preemption_plans, 3 + 1 + 1 + 3);
+}
+
 // --- Reclaim across queues (preemption.reclaim_across_queues). ---
 
 Policy ReclaimingPolicy() {
