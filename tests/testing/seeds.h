@@ -1,7 +1,7 @@
 // How many seeds a seeded property test runs. The regular suite runs a fixed number; the long run
-// (ctest label "long", see tests/CMakeLists.txt and docs/testing.md) sets GPUPOOL_PROPERTY_SEEDS
-// to run many more with the same code and the same checks. Tests read the environment; the
-// library never does.
+// (ctest label "long", see tests/CMakeLists.txt and README.md, "The long property run") sets
+// GPUPOOL_PROPERTY_SEEDS to run many more with the same code and the same checks. Tests read the
+// environment; the library never does.
 #ifndef GPUPOOL_TESTS_TESTING_SEEDS_H_
 #define GPUPOOL_TESTS_TESTING_SEEDS_H_
 
