@@ -4,6 +4,7 @@
 #include <limits>
 #include <utility>
 
+#include "fmt/format.h"
 #include "internal/check.h"
 #include "internal/placements.h"
 #include "internal/saturating.h"
@@ -178,8 +179,15 @@ std::optional<Consolidator::Outcome> Consolidator::Apply(int32_t j,
 }
 
 std::optional<Consolidator::Plan> Consolidator::TryConsolidate(int32_t j) {
+  refusal_.clear();
   const JobInfo& info = index_.job(j);
-  if (!info.needs_gpu || !BudgetLeft()) return std::nullopt;
+  if (!info.needs_gpu) return std::nullopt;
+  const int64_t max_plans = policy_.consolidation.max_plans;
+  if (!BudgetLeft()) {
+    refusal_ = fmt::format("; consolidation was not tried: consolidation.max_plans ({}) is spent",
+                           max_plans);
+    return std::nullopt;
+  }
   std::vector<uint8_t> model_ok(index_.model_count(), info.models.empty() ? 1 : 0);
   for (int32_t m : info.models) model_ok[m] = 1;
 
@@ -188,17 +196,33 @@ std::optional<Consolidator::Plan> Consolidator::TryConsolidate(int32_t j) {
   for (int32_t v = 0; v < index_.job_count(); ++v) {
     if (v != j && Movable(v, model_ok)) candidates.push_back(v);
   }
-  if (candidates.empty()) return std::nullopt;
+  if (candidates.empty()) {
+    refusal_ =
+        "; consolidation found no running job that may move (preemptible, checkpointing, past its "
+        "minimum runtime and the victim limits, holding GPUs of a model this job accepts, not "
+        "elastic, on no node held for a reservation)";
+    return std::nullopt;
+  }
   std::sort(candidates.begin(), candidates.end(), [this](int32_t a, int32_t b) {
     const int64_t pa = rules_.VictimCost(a), pb = rules_.VictimCost(b);
     if (pa != pb) return pa < pb;
     return a < b;
   });
 
+  const int64_t plans_before = counters_.consolidation_plans;
   const std::optional<int64_t> wait = ExpectedWait(j);
-  if (!wait || *wait <= 0) return std::nullopt;
+  if (!wait || *wait <= 0) {
+    refusal_ = wait ? "; consolidation moves nothing for it: its expected wait is 0 s, so no move "
+                      "gains anything"
+                    : "; consolidation moves nothing for it: its expected wait is unknown (work in "
+                      "the way has no runtime_estimate_s, or emptying every node would not start "
+                      "it)";
+    return std::nullopt;
+  }
   const int64_t gain = SaturatingMultiply(info.gang_milli, *wait);
   const int64_t factor = policy_.consolidation.gain_factor;
+  const std::string gain_text = fmt::format(
+      "the gain {} ({} milli-GPUs x an expected wait of {} s)", gain, info.gang_milli, *wait);
 
   std::vector<int32_t> best;
   int64_t best_price = std::numeric_limits<int64_t>::max();
@@ -235,7 +259,29 @@ std::optional<Consolidator::Plan> Consolidator::TryConsolidate(int32_t j) {
   const size_t most = static_cast<size_t>(
       std::min<int64_t>(policy_.consolidation.max_moves, static_cast<int64_t>(candidates.size())));
   for (size_t size = 1; size <= most && !out_of_budget; ++size) search(search, 0, size, 0);
-  if (best.empty()) return std::nullopt;
+  if (best.empty()) {
+    const int32_t cheapest = candidates.front();
+    const int64_t price = rules_.VictimCost(cheapest);
+    const int64_t sets = counters_.consolidation_plans - plans_before;
+    if (out_of_budget) {
+      refusal_ = fmt::format(
+          "; consolidation.max_plans ({}) ran out before consolidation found a move set that "
+          "starts it",
+          max_plans);
+    } else if (SaturatingMultiply(factor, price) >= gain) {
+      refusal_ = fmt::format(
+          "; consolidation moves nothing for it: {} is not above gain_factor {} x the price of "
+          "the cheapest move ({}, {} milli-GPU-seconds)",
+          gain_text, factor, index_.job(cheapest).job->id, price);
+    } else {
+      refusal_ = fmt::format(
+          "; consolidation moves nothing for it: no set of at most {} of its {} movable jobs "
+          "whose price times gain_factor {} is below {} lets it start ({} plans tried, with the "
+          "probes of its wait)",
+          most, candidates.size(), factor, gain_text, sets);
+    }
+    return std::nullopt;
+  }
 
   std::optional<Outcome> outcome = Apply(j, best);
   GPUPOOL_CHECK(outcome.has_value());

@@ -47,6 +47,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "entitlements.h"
@@ -81,6 +82,9 @@ class Consolidator {
   // placement are applied to the working state (not committed: the caller commits) and the
   // movers never move again in this cycle; otherwise the state is unchanged.
   std::optional<Plan> TryConsolidate(int32_t j);
+  // Why the last TryConsolidate() started nothing: a clause ("; ...") for the job's pending
+  // detail, or "" when it started the job or did not apply (a job that needs no GPU).
+  const std::string& refusal() const { return refusal_; }
 
   // The gang's expected wait in seconds (see above), or nullopt when unknown. Probes the
   // working state and rolls back.
@@ -115,6 +119,7 @@ class Consolidator {
   // Placements of the jobs placed in this cycle (started or moved), by job.
   std::vector<std::vector<ReplicaPlacement>> placed_;
   std::vector<uint8_t> taken_;
+  std::string refusal_;
 };
 
 }  // namespace gpupool::internal

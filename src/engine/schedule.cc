@@ -218,13 +218,16 @@ class Cycle {
   // reservation) is tried again. It starts if it now fits; else, blocked by fragmentation or
   // topology, it starts if running jobs move out of its way (consolidate.h). A pass that starts
   // anything is followed by another, so that the cycle ends where the next one would find nothing
-  // more to start or move.
+  // more to start or move. A job consolidation was tried for and that stays pending ends its
+  // detail with why nothing moved for it, as of the last pass.
   void Consolidate() {
     if (!consolidator_) return;
     std::vector<uint8_t> reserved(index_.job_count(), 0);
     for (int32_t j : reserve_jobs_) reserved[j] = 1;
+    std::vector<std::string> refusal(index_.job_count());
     for (bool changed = true; changed;) {
       changed = false;
+      for (std::string& r : refusal) r.clear();
       std::vector<int32_t> retry;
       std::vector<size_t> pending_at(index_.job_count(), SIZE_MAX);
       for (size_t i = 0; i < pending_jobs_.size(); ++i) {
@@ -238,23 +241,34 @@ class Cycle {
       std::vector<uint8_t> started(decisions_.pending.size(), 0);
       for (int32_t j : retry) {
         if (OverBudget()) break;
-        if (!Start(j) && !StartByConsolidation(j)) continue;
+        if (!Start(j) && !StartByConsolidation(j)) {
+          refusal[j] = consolidation_refusal_;
+          continue;
+        }
         started[pending_at[j]] = 1;
         changed = true;
       }
       DropPending(started);
     }
+    for (size_t i = 0; i < pending_jobs_.size(); ++i) {
+      decisions_.pending[i].detail += refusal[pending_jobs_[i]];
+    }
   }
 
   // Stage 8 for job j, which has just failed to start.
+  // If it stays pending, consolidation_refusal_ says why nothing moved ("" if not tried).
   bool StartByConsolidation(int32_t j) {
+    consolidation_refusal_.clear();
     const PendingDecision why = placer_.Diagnose(j);
     if (why.reason != PendingReason::kFragmentation && why.reason != PendingReason::kTopology) {
       return false;
     }
     auto plan = consolidator_->TryConsolidate(j);
     state_.Commit();
-    if (!plan) return false;
+    if (!plan) {
+      consolidation_refusal_ = consolidator_->refusal();
+      return false;
+    }
     for (MigrateDecision& m : plan->migrations) {
       migrate_jobs_.push_back(index_.FindJob(m.job));
       planner_.NoteMoved(migrate_jobs_.back());
@@ -603,6 +617,7 @@ class Cycle {
   std::optional<internal::HeadroomBlock> headroom_block_;
   // Only with policy.consolidation.enabled.
   std::optional<internal::Consolidator> consolidator_;
+  std::string consolidation_refusal_;
   std::vector<int32_t> start_jobs_, pending_jobs_, preempt_jobs_, reserve_jobs_, resize_jobs_;
   // Jobs left pending for lack of room so far (counted with backfill on only).
   int64_t blocked_ = 0;

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "fmt/format.h"
 #include "gpupool/apply.h"
 #include "gpupool/schedule.h"
 #include "gpupool/validate.h"
@@ -326,6 +327,79 @@ TEST(ConsolidateTest, TheWaitCountsUntilTheLastNodeOfThePrefixEmpties) {
   ASSERT_EQ(start->placements.size(), 2u);
   EXPECT_EQ(start->placements[0].node, "n3");
   EXPECT_EQ(start->placements[1].node, "n4");
+}
+
+// A gang left pending after consolidation was tried ends its pending detail with why nothing
+// moved for it, one clause per kind of refusal (docs/decisions-format.md, "pending").
+TEST(ConsolidateTest, APendingGangSaysWhyNothingMoved) {
+  auto clause = [](const Snapshot& snapshot, const Policy& policy,
+                   const char* job = "gang") -> std::string {
+    absl::StatusOr<Decisions> d = Schedule(snapshot, policy);
+    if (!d.ok()) return d.status().ToString();
+    EXPECT_TRUE(d->migrations.empty());
+    const PendingDecision* pending = FindPending(*d, job);
+    if (pending == nullptr) return "started";
+    EXPECT_EQ(pending->reason, PendingReason::kFragmentation);
+    const size_t at = pending->detail.find("; consolidation");
+    return at == std::string::npos ? pending->detail : pending->detail.substr(at);
+  };
+  // Below the factor: a ends at 1,100, a gain of 8000 x 100; the cheapest move, a, costs
+  // 320,000, and 3 x 320,000 is above it.
+  EXPECT_EQ(clause(TwoNodes(1100), ConsolidatingPolicy(3)),
+            "; consolidation moves nothing for it: the gain 800000 (8000 milli-GPUs x an expected "
+            "wait of 100 s) is not above gain_factor 3 x the price of the cheapest move (a, "
+            "320000 milli-GPU-seconds)");
+  // No estimates: the wait is unknown.
+  Snapshot unknown = TwoNodes();
+  for (Job& job : unknown.jobs) job.runtime_estimate_s.reset();
+  EXPECT_EQ(clause(unknown, ConsolidatingPolicy()),
+            "; consolidation moves nothing for it: its expected wait is unknown (work in the way "
+            "has no runtime_estimate_s, or emptying every node would not start it)");
+  // a has used up its estimate (1,000 s of service): it is expected to end now, and so is the
+  // gang's wait.
+  EXPECT_EQ(clause(TwoNodes(1000), ConsolidatingPolicy()),
+            "; consolidation moves nothing for it: its expected wait is 0 s, so no move gains "
+            "anything");
+  // Nobody may move.
+  Snapshot fixed = TwoNodes();
+  for (Job& job : fixed.jobs) job.preemptible = false;
+  EXPECT_EQ(clause(fixed, ConsolidatingPolicy()),
+            "; consolidation found no running job that may move (preemptible, checkpointing, past "
+            "its minimum runtime and the victim limits, holding GPUs of a model this job "
+            "accepts, not elastic, on no node held for a reservation)");
+  // Every set is worth its price, but none works: a and b each need 40 of a node's 64 cores, so
+  // neither fits beside the other, and the gang takes the node one of them leaves. Two probes of
+  // the wait, then {a}, {b}, {a, b}.
+  Snapshot stuck = TwoNodes();
+  stuck.jobs[0].groups[0].request.cpu_milli = 40'000;
+  stuck.jobs[1].groups[0].request.cpu_milli = 40'000;
+  EXPECT_EQ(clause(stuck, ConsolidatingPolicy()),
+            "; consolidation moves nothing for it: no set of at most 2 of its 2 movable jobs "
+            "whose price times gain_factor 2 is below the gain 72000000 (8000 milli-GPUs x an "
+            "expected wait of 9000 s) lets it start (5 plans tried, with the probes of its wait)");
+  // The plan budget runs out before a move set that works is found (with 1, after the first
+  // probe of the wait: the wait is then taken over every node); and a second gang finds it spent.
+  for (int64_t budget : {1, 4}) {
+    SCOPED_TRACE(::testing::Message() << "max_plans " << budget);
+    Policy policy = ConsolidatingPolicy();
+    policy.consolidation.max_plans = budget;
+    EXPECT_EQ(clause(stuck, policy, "gang"),
+              fmt::format("; consolidation.max_plans ({}) ran out before consolidation found a "
+                          "move set that starts it",
+                          budget));
+  }
+  Snapshot two = stuck;
+  two.jobs.push_back(two.jobs[2]);
+  two.jobs.back().id = "gang2";
+  two.jobs.back().submit_time = 600;
+  Policy five = ConsolidatingPolicy();
+  five.consolidation.max_plans = 5;
+  EXPECT_EQ(clause(two, five, "gang2"),
+            "; consolidation was not tried: consolidation.max_plans (5) is spent");
+  // Without consolidation the detail has no such clause.
+  Policy off = ConsolidatingPolicy();
+  off.consolidation.enabled = false;
+  EXPECT_EQ(clause(TwoNodes(1100), off).find("; consolidation"), std::string::npos);
 }
 
 // A gang that is not blocked by fragmentation (too few free GPUs in total) never triggers a move.
