@@ -185,6 +185,10 @@ struct HeadroomReport {
   std::string detail;
 };
 
+// The most passes a cycle runs (Counters::passes). A cycle that reaches this many was cut
+// there before it settled: its decisions are valid, but the next cycle may act further.
+inline constexpr int64_t kMaxSettlingPasses = 16;
+
 // Work done by the cycle, in deterministic units (no wall time).
 struct Counters {
   int64_t jobs_considered = 0;
@@ -206,6 +210,7 @@ struct Counters {
   int64_t consolidation_plans = 0;
   // Passes of the stages the cycle ran: 1, or more when the first pass evicted, moved or resized
   // jobs (or started any with backfill on) and the cycle settled (docs/engine.md, "Settling").
+  // At most kMaxSettlingPasses; a cycle that reaches it was cut there, not settled.
   int64_t passes = 1;
   bool budget_exhausted = false;
 };

@@ -25,7 +25,7 @@
 namespace gpupool::internal {
 
 // At most this many passes run in a cycle (a cycle cut there is not settled).
-inline constexpr int kMaxPasses = 8;
+inline constexpr int kMaxPasses = static_cast<int>(kMaxSettlingPasses);
 
 // Same replicas on the same GPUs (gpu_milli may be left 0 in a snapshot's placements).
 bool SamePlace(const std::vector<ReplicaPlacement>& a, const std::vector<ReplicaPlacement>& b);

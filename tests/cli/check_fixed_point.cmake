@@ -40,9 +40,10 @@ if(NOT acted)
   message(FATAL_ERROR "${SNAPSHOT}: the first cycle decided no start, preemption, move or resize")
 endif()
 
-# Settled, not cut at the cap of 8 passes (docs/decisions-format.md, counters).
+# Settled, not cut at the cap of 16 passes (kMaxSettlingPasses; docs/decisions-format.md,
+# counters).
 string(JSON passes ERROR_VARIABLE no_passes GET "${first_text}" counters passes)
-if(NOT no_passes AND passes GREATER_EQUAL 8)
+if(NOT no_passes AND passes GREATER_EQUAL 16)
   message(FATAL_ERROR "${SNAPSHOT}: the first cycle was cut at the cap of ${passes} passes")
 endif()
 

@@ -368,7 +368,7 @@ TEST(BackfillPropertyTest, InvariantsOnRandomSnapshots) {
     ASSERT_TRUE(d.ok()) << d.status();
     CheckBackfilledStarts(c, *d, backfilled, beside);
     // Settled within the cap of passes (an overrun job that would start again in place stays).
-    EXPECT_LT(d->counters.passes, 8);
+    EXPECT_LT(d->counters.passes, kMaxSettlingPasses);
     // Safe: the applied snapshot is valid (nothing over-committed).
     Snapshot applied = c.snapshot;
     ASSERT_TRUE(ApplyDecisions(*d, applied).ok());

@@ -701,7 +701,9 @@ TEST(ConsolidateTest, PropertiesOnRandomSnapshots) {
         violation = m.job + " moved for " + m.for_job + ", which does not start";
       }
     }
-    if (violation.empty() && d->counters.passes >= 8) violation = "cut at the cap of 8 passes";
+    if (violation.empty() && d->counters.passes >= kMaxSettlingPasses) {
+      violation = "cut at the cap of passes";
+    }
     Snapshot next = snapshot;
     if (violation.empty()) {
       if (absl::Status s = ApplyDecisions(*d, next); !s.ok()) {
@@ -755,7 +757,7 @@ Policy SettlingConsolidatingPolicy(uint64_t seed) {
 std::string FixedPointViolation(const Snapshot& snapshot, const Policy& policy,
                                 const Decisions& d) {
   Snapshot next = snapshot;
-  if (d.counters.passes >= 8) return "cut at the cap of 8 passes";
+  if (d.counters.passes >= kMaxSettlingPasses) return "cut at the cap of passes";
   if (absl::Status s = ApplyDecisions(d, next); !s.ok())
     return "apply: " + std::string(s.message());
   absl::StatusOr<Decisions> again = Schedule(next, policy);

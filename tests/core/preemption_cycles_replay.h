@@ -182,7 +182,7 @@ inline Replay RunReplay(uint64_t seed, bool verbose = false) {
       } else if (absl::Status valid = ValidateSnapshot(s); !valid.ok()) {
         found.emplace_back(kSanity, fmt::format("applied snapshot invalid: {}", valid.ToString()));
       } else {
-        if (result->counters.passes >= 8) {
+        if (result->counters.passes >= kMaxSettlingPasses) {
           found.emplace_back(kSanity,
                              fmt::format("cut at {} passes: not settled", result->counters.passes));
         }

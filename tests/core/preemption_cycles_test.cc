@@ -228,9 +228,10 @@ TEST(PreemptionCyclesTest, AVictimMovedForAnUndoneStartNamesWhoTookItsRoom) {
 // that starts on the victim's GPUs, or else on its nodes. Found with 20,000 seeds: in 16147,
 // cycle 17 moves j02 from n0 (it was evicted for j15, whose start a later pass undid for j02)
 // and reported "preempt j02 for j02"; j16 starts on n0, so it now names j16. In 17997 cycle 16
-// reaches the cap of 8 passes, and its last pass moves j12, evicted "for" j18, whose start a
-// later pass undid for j12 ("preempt j12 for j12"); no start took its room, and it names j18, as
-// its reason does. That cycle is still cut (a known limit, docs/engine.md "Guarantees").
+// reached the cap of 8 passes, and its last pass moved j12, evicted "for" j18, whose start a
+// later pass undid for j12 ("preempt j12 for j12"); no start took its room, and it named j18, as
+// its reason does. With the cap at 16 (kMaxSettlingPasses) that cycle settles in 9 passes
+// (docs/engine.md "Guarantees", "The cap of passes"), and names no one as its own beneficiary.
 TEST(PreemptionCyclesTest, NoVictimIsNamedAsItsOwnBeneficiary) {
   const Replay moved = ReplayWithoutViolations(16147);
   ASSERT_GE(moved.texts.size(), 18u);

@@ -130,8 +130,9 @@ inline void CheckSnapshot(uint64_t seed, const Snapshot& snapshot,
   }
   const Decisions& d = *result;
   const World world(snapshot);
-  // Settled, not cut at the cap of 8 passes (docs/engine.md, "Settling").
-  if (d.counters.passes >= 8) fail(fmt::format("cut at {} passes", d.counters.passes));
+  // Settled, not cut at the cap of passes (docs/engine.md, "Settling").
+  if (d.counters.passes >= kMaxSettlingPasses)
+    fail(fmt::format("cut at {} passes", d.counters.passes));
 
   // Same input, same output.
   {

@@ -83,7 +83,7 @@ TEST(PropertyTest, SettlingOptionsReachAFixedPoint) {
     const Policy policy = SettlingPolicyForSeed(seed, snapshot);
     absl::StatusOr<Decisions> a = Schedule(snapshot, policy);
     ASSERT_TRUE(a.ok()) << a.status();
-    EXPECT_LT(a->counters.passes, 8);
+    EXPECT_LT(a->counters.passes, kMaxSettlingPasses);
     std::map<std::string, int> outcomes;
     for (const StartDecision& s : a->starts) ++outcomes[s.job];
     for (const PendingDecision& p : a->pending) ++outcomes[p.job];
@@ -120,7 +120,7 @@ TEST(PropertyTest, AJobPutBackWhereItRanEndsTheLoop) {
     SCOPED_TRACE(::testing::Message() << "seed " << seed);
     absl::StatusOr<Decisions> d = Schedule(GenerateRandomSnapshot(seed), PolicyForSeed(seed));
     ASSERT_TRUE(d.ok()) << d.status();
-    EXPECT_LT(d->counters.passes, 8);
+    EXPECT_LT(d->counters.passes, kMaxSettlingPasses);
   }
 }
 
