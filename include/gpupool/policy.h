@@ -161,6 +161,19 @@ struct PreemptionOptions {
   // pending_since, or submit_time) takes back. Room often frees by itself within minutes; each
   // eviction costs the victim its restore. 0: at once.
   int64_t take_back_after_s = 0;
+  // Shorter victims stay: within its queue, a job that is not starving evicts a running job
+  // only if that job is expected to need more than this percent of the work the evicting job
+  // is expected to need (each: runtime_estimate_s - attained_service_s, at least 0). Evicting a
+  // job that would end first delays it by about the evicting job's whole run and pays its
+  // restore, to start the other job by about the victim's short remainder: mean completion time
+  // and lost work both lose. Applies only where both jobs have a runtime_estimate_s, and not to
+  // a start made earlier in the same cycle. 100: the victim must be expected to outlast the
+  // evicting job. 0: off.
+  int64_t victim_remaining_percent = 0;
+  // With victim_remaining_percent: the rule applies only where the evicting job's priority is
+  // above the victim's by at most this much; a larger gap (a more urgent job, or one a fairness
+  // boost lifts over the victim) evicts by priority alone. 0: whatever the gap.
+  int64_t victim_remaining_max_gap = 0;
 };
 
 // What a spent GPU-hour budget (Queue::budget_milli_gpu_seconds, docs/budgets.md) does.

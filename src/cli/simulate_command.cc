@@ -276,6 +276,11 @@ int RunReplayProtocol(const SimulateFlags& f) {
     }
     // Stage 8 on for the measurement of docs/replay.md ("Consolidation in the replay").
     if (f.consolidation) options->policy.consolidation.enabled = true;
+    // Shorter victims stay, for the measurement of docs/replay.md ("Shorter victims stay").
+    if (f.victim_remaining_percent > 0) {
+      options->policy.preemption.victim_remaining_percent = f.victim_remaining_percent;
+      options->policy.preemption.victim_remaining_max_gap = f.victim_remaining_max_gap;
+    }
     if (absl::Status status = SetReplayQueues(f, jobs, prices, *options); !status.ok()) {
       PrintError(status);
       return kExitInvalidInput;
@@ -587,6 +592,15 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
                   "--protocol replay: from the advice to an added node in the pool (10)");
   cmd->add_flag("--consolidation", flags->consolidation,
                 "Replay: turn on the engine's consolidation (stage 8) for every policy");
+  cmd->add_option("--victim-remaining-percent", flags->victim_remaining_percent,
+                  "Replay: set the engine's preemption.victim_remaining_percent for every policy "
+                  "(a job evicts only victims expected to need more than this percent of its own "
+                  "remaining work; docs/policy-format.md; 0: as the policy has it)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
+  cmd->add_option("--victim-remaining-max-gap", flags->victim_remaining_max_gap,
+                  "Replay, with --victim-remaining-percent: preemption.victim_remaining_max_gap "
+                  "(the rule applies only up to this priority gap; 0: any gap)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
   cmd->add_flag("--quiet", flags->quiet, "No summary table, no progress");
   cmd->callback([flags, exit_code]() { *exit_code = RunSimulate(*flags); });
 }

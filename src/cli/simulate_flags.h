@@ -30,6 +30,9 @@ struct SimulateFlags {
   int synthetic_pods = 8152;
   bool quiet = false;
   bool consolidation = false;
+  // Replay: preemption.victim_remaining_percent and _max_gap for every policy (0: as it is).
+  int64_t victim_remaining_percent = 0;
+  int64_t victim_remaining_max_gap = 0;
   // --protocol replay
   std::string cluster;
   std::string window_start;

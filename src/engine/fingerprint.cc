@@ -279,6 +279,14 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
     h.Str("take_back_after_s");
     h.Int(policy.preemption.take_back_after_s);
   }
+  if (policy.preemption.victim_remaining_percent != 0) {
+    h.Str("victim_remaining_percent");
+    h.Int(policy.preemption.victim_remaining_percent);
+  }
+  if (policy.preemption.victim_remaining_max_gap != 0) {
+    h.Str("victim_remaining_max_gap");
+    h.Int(policy.preemption.victim_remaining_max_gap);
+  }
   if (policy.preemption.max_victim_lost_s != 0 || policy.preemption.min_victim_run_s != 0) {
     h.Int(policy.preemption.max_victim_lost_s);
     h.Int(policy.preemption.min_victim_run_s);

@@ -198,6 +198,10 @@ absl::Status ValidatePolicy(const Policy& policy) {
       NotNegative(preemption.take_back_from_gpus, "preemption.take_back_from_gpus"));
   GPUPOOL_RETURN_IF_ERROR(
       NotNegative(preemption.take_back_after_s, "preemption.take_back_after_s"));
+  GPUPOOL_RETURN_IF_ERROR(
+      NotNegative(preemption.victim_remaining_percent, "preemption.victim_remaining_percent"));
+  GPUPOOL_RETURN_IF_ERROR(
+      NotNegative(preemption.victim_remaining_max_gap, "preemption.victim_remaining_max_gap"));
 
   const HealthOptions& health = policy.health;
   GPUPOOL_RETURN_IF_ERROR(NotNegative(health.xid_errors_to_cordon, "health.xid_errors_to_cordon"));

@@ -116,7 +116,8 @@ class VictimRules {
   // past the policy's starvation bound (and starving_outrank is on).
   int64_t PreemptorPriority(int32_t j) const;
   // Whether pending job j outranks running job v of its own queue: v's priority
-  // (VictimPriority()) is below j's (PreemptorPriority()), or equal and j takes back from v.
+  // (VictimPriority()) is below j's (PreemptorPriority()), or equal and j takes back from v;
+  // and v is not a shorter victim that stays (ShorterVictimStays()).
   bool Outranks(int32_t j, int32_t v) const;
   // Outranks() with v's own priority even when v is a tentative start: as the next cycle, where
   // v runs since now, compares them.
@@ -131,6 +132,13 @@ class VictimRules {
   // In words, when j is only waiting out take_back_after_s to take back from v (same priority,
   // the other conditions met): who may take whom back, and in how many seconds; empty otherwise.
   std::string TakeBackLater(int32_t j, int32_t v) const;
+  // preemption.victim_remaining_percent: j, of priority above v's (`victim`) by at most
+  // victim_remaining_max_gap (or by any amount with 0), expects to need so much work that v,
+  // expected to need no more than that percent of it, stays. Never when the rule is off, when
+  // j starves, when either has no runtime estimate, or when v is a start of this cycle.
+  bool ShorterVictimStays(int32_t j, int32_t v, int64_t victim) const;
+  // In words, why ShorterVictimStays(j, v) keeps v; empty when it does not.
+  std::string WhyShorterVictimStays(int32_t j, int32_t v) const;
 
   // --- Price. ---
 

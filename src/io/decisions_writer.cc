@@ -279,6 +279,12 @@ std::string PolicyToJson(const Policy& policy) {
   if (policy.preemption.take_back_after_s != 0) {
     w.IntField("take_back_after_s", policy.preemption.take_back_after_s);
   }
+  if (policy.preemption.victim_remaining_percent != 0) {
+    w.IntField("victim_remaining_percent", policy.preemption.victim_remaining_percent);
+  }
+  if (policy.preemption.victim_remaining_max_gap != 0) {
+    w.IntField("victim_remaining_max_gap", policy.preemption.victim_remaining_max_gap);
+  }
   w.EndObject();
   w.Key("budgets");
   w.BeginOneLineObject();

@@ -47,6 +47,8 @@ absl::Status ReadPreemption(JsonValue value, const Path& path, PreemptionOptions
       {"drain_blocked_jobs", ReadMember<&P::drain_blocked_jobs, ReadInt64>},
       {"take_back_from_gpus", ReadMember<&P::take_back_from_gpus, ReadInt64>},
       {"take_back_after_s", ReadMember<&P::take_back_after_s, ReadInt64>},
+      {"victim_remaining_percent", ReadMember<&P::victim_remaining_percent, ReadInt64>},
+      {"victim_remaining_max_gap", ReadMember<&P::victim_remaining_max_gap, ReadInt64>},
   };
   return internal::ReadFields(value, path, kFields, out);
 }

@@ -38,7 +38,9 @@ inline Policy PolicyForSeed(uint64_t seed) {
   // Every other seed plans preemption, with a checkpoint grace on some; on a third of those
   // the first one or two blocked jobs drain their reservations (drain_blocked_jobs), and on a
   // quarter (overlapping) jobs of 2 GPUs or more take back from smaller, later jobs of their
-  // priority (take_back_from_gpus).
+  // priority (take_back_from_gpus); on a ninth (overlapping) a victim expected to need no more
+  // work than the job evicting it stays (victim_remaining_percent), whatever the priority gap
+  // or up to a gap of 5.
   if (seed % 2 == 1) {
     policy.preemption.enabled = true;
     policy.preemption.checkpoint_grace_s = static_cast<int64_t>(seed % 4) * 30;
@@ -46,6 +48,10 @@ inline Policy PolicyForSeed(uint64_t seed) {
     if ((seed / 2) % 4 == 1) {
       policy.preemption.take_back_from_gpus = 2;
       policy.preemption.take_back_after_s = (seed / 8) % 2 == 0 ? 0 : 600;
+    }
+    if ((seed / 2) % 9 == 4) {
+      policy.preemption.victim_remaining_percent = 100;
+      policy.preemption.victim_remaining_max_gap = (seed / 18) % 2 == 0 ? 0 : 5;
     }
   }
   return policy;

@@ -73,6 +73,28 @@ inline bool TakesBack(const Policy& policy, int64_t now, const Job& job, const J
   return needs >= from * kMilliPerGpu && holds < needs;
 }
 
+// preemption.victim_remaining_percent: `victim`, expected to need no more than that percent of
+// the work `job` is expected to need, stays for it (both with estimates, `job` not starving, the
+// priority gap within victim_remaining_max_gap unless that is 0).
+inline bool ShorterVictimStays(const Policy& policy, int64_t now, const Job& job,
+                               const Job& victim) {
+  const PreemptionOptions& o = policy.preemption;
+  if (o.victim_remaining_percent <= 0 || !job.runtime_estimate_s || !victim.runtime_estimate_s) {
+    return false;
+  }
+  if (policy.starvation_bound_s > 0 &&
+      now - job.pending_since.value_or(job.submit_time) > policy.starvation_bound_s) {
+    return false;
+  }
+  if (o.victim_remaining_max_gap > 0 &&
+      int64_t{job.priority} - victim.priority > o.victim_remaining_max_gap) {
+    return false;
+  }
+  const int64_t left = std::max<int64_t>(0, *victim.runtime_estimate_s - victim.attained_service_s);
+  const int64_t needs = std::max<int64_t>(0, *job.runtime_estimate_s - job.attained_service_s);
+  return left * 100 <= needs * o.victim_remaining_percent;
+}
+
 // Does a start of `d`, of another job, use a node `victim` runs on, or quota of a queue of its
 // chain (a queue both jobs count against)?
 inline bool OthersTakeItsRoom(const World& world, const Decisions& d, const Job& victim) {
@@ -207,6 +229,17 @@ inline void CheckSnapshot(uint64_t seed, const Snapshot& snapshot,
                          p.job, victim->queue, victim->priority, p.for_job, beneficiary->queue,
                          beneficiary->priority));
       }
+      // The job that evicted it: the one its reason names when a settling pass gave its room to
+      // another (for_job then names who took it), else for_job.
+      const Job* evicting = beneficiary;
+      if (p.reason.rfind("job ", 0) == 0) {
+        const Job* named = world.job(p.reason.substr(4, p.reason.find(' ', 4) - 4));
+        if (named != nullptr) evicting = named;
+      }
+      if (ShorterVictimStays(policy, snapshot.now, *evicting, *victim)) {
+        fail(fmt::format("{} preempted by {}, which expects to need more work than it", p.job,
+                         evicting->id));
+      }
       if (victim->start_time.has_value() &&
           snapshot.now - *victim->start_time < victim->min_runtime_s) {
         fail(fmt::format("{} preempted before its minimum runtime", p.job));
@@ -243,7 +276,8 @@ inline void CheckSnapshot(uint64_t seed, const Snapshot& snapshot,
       }
       if (!victim->preemptible || victim->queue != beneficiary->queue ||
           (victim->priority >= beneficiary->priority &&
-           !TakesBack(policy, snapshot.now, *beneficiary, *victim))) {
+           !TakesBack(policy, snapshot.now, *beneficiary, *victim)) ||
+          ShorterVictimStays(policy, snapshot.now, *beneficiary, *victim)) {
         fail(fmt::format("{} shrunk for {} against the rules", r.job, r.for_job));
       }
       if (!started.count(r.for_job)) {

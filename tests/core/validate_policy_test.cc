@@ -83,6 +83,12 @@ std::vector<BadPolicy> BadPolicies() {
        "policy.preemption.take_back_from_gpus: must be >= 0"},
       {"TakeBackAfterNegative", [](Policy& p) { p.preemption.take_back_after_s = -1; },
        "policy.preemption.take_back_after_s: must be >= 0"},
+      {"VictimRemainingPercentNegative",
+       [](Policy& p) { p.preemption.victim_remaining_percent = -1; },
+       "policy.preemption.victim_remaining_percent: must be >= 0"},
+      {"VictimRemainingMaxGapNegative",
+       [](Policy& p) { p.preemption.victim_remaining_max_gap = -2; },
+       "policy.preemption.victim_remaining_max_gap: must be >= 0"},
       // --- budgets ---
       {"MaxCandidatesNegative", [](Policy& p) { p.budgets.max_candidates = -1; },
        "policy.budgets.max_candidates: must be >= 0"},

@@ -1,6 +1,7 @@
 // Which running jobs may be victims at all: the policy's max_victim_lost_s and min_victim_run_s,
 // a job that resumed and has not checkpointed since, and nodes held for a starving job's
 // reservation.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -533,6 +534,82 @@ TEST(VictimRulesTest, TakeBackWaitsForACheapVictim) {
   absl::StatusOr<Decisions> d = Schedule(s, policy);
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_TRUE(d->preemptions.empty());
+}
+
+// victim_remaining_percent: in OneVictim, "low" has attained 5,000 s of an estimate of 6,000 s
+// (1,000 s expected left); "high" (priority 5, "low" 0) is expected to need `high_estimate_s`.
+Snapshot ShorterVictim(std::optional<int64_t> high_estimate_s,
+                       std::optional<int64_t> low_estimate_s) {
+  Snapshot s = OneVictim(5000, 0);
+  for (Job& j : s.jobs) {
+    if (j.id == "low") {
+      j.attained_service_s = 5000;
+      j.runtime_estimate_s = low_estimate_s;
+    } else {
+      j.runtime_estimate_s = high_estimate_s;
+    }
+  }
+  return s;
+}
+
+Policy ShorterVictimsStay(int64_t percent, int64_t max_gap) {
+  Policy policy = Preemptive(0, 0);
+  policy.preemption.victim_remaining_percent = percent;
+  policy.preemption.victim_remaining_max_gap = max_gap;
+  return policy;
+}
+
+// Whether "high" evicts "low".
+bool Evicts(const Snapshot& s, const Policy& policy) {
+  absl::StatusOr<Decisions> d = Schedule(s, policy);
+  EXPECT_TRUE(d.ok()) << d.status();
+  if (!d.ok()) return false;
+  const bool started = testing::FindStart(*d, "high") != nullptr;
+  EXPECT_EQ(d->preemptions.size(), started ? 1u : 0u);
+  return started;
+}
+
+TEST(VictimRulesTest, AVictimExpectedToEndFirstStays) {
+  // 1,000 s left against 1,000 s needed: not more, it stays; against 999 s it goes.
+  EXPECT_FALSE(Evicts(ShorterVictim(1000, 6000), ShorterVictimsStay(100, 0)));
+  EXPECT_TRUE(Evicts(ShorterVictim(999, 6000), ShorterVictimsStay(100, 0)));
+  // 50 %: "low" stays against 2,000 s, goes against 1,999 s.
+  EXPECT_FALSE(Evicts(ShorterVictim(2000, 6000), ShorterVictimsStay(50, 0)));
+  EXPECT_TRUE(Evicts(ShorterVictim(1999, 6000), ShorterVictimsStay(50, 0)));
+  // Off; or either job without an estimate: priority alone.
+  EXPECT_TRUE(Evicts(ShorterVictim(1000, 6000), ShorterVictimsStay(0, 0)));
+  EXPECT_TRUE(Evicts(ShorterVictim(std::nullopt, 6000), ShorterVictimsStay(100, 0)));
+  EXPECT_TRUE(Evicts(ShorterVictim(1000, std::nullopt), ShorterVictimsStay(100, 0)));
+  // A victim past its estimate is expected to need 0 s: it stays for any job (0 <= 0).
+  EXPECT_FALSE(Evicts(ShorterVictim(0, 4000), ShorterVictimsStay(100, 0)));
+}
+
+TEST(VictimRulesTest, AShorterVictimStaysOnlyWithinTheGap) {
+  // "high" is 5 above "low": with a gap of at most 4 it evicts by priority alone.
+  EXPECT_TRUE(Evicts(ShorterVictim(1000, 6000), ShorterVictimsStay(100, 4)));
+  EXPECT_FALSE(Evicts(ShorterVictim(1000, 6000), ShorterVictimsStay(100, 5)));
+}
+
+TEST(VictimRulesTest, AStarvingJobEvictsAShorterVictim) {
+  Snapshot s = ShorterVictim(1000, 6000);
+  Policy policy = ShorterVictimsStay(100, 0);
+  policy.starvation_bound_s = 3600;
+  EXPECT_FALSE(Evicts(s, policy));  // "high" submitted now: not starving
+  for (Job& j : s.jobs) {
+    if (j.id == "high") j.submit_time = s.now - 3601;
+  }
+  EXPECT_TRUE(Evicts(s, policy));
+}
+
+TEST(VictimRulesTest, TheCounterfactualNamesAShorterVictim) {
+  absl::StatusOr<Decisions> d = Schedule(ShorterVictim(1500, 6000), ShorterVictimsStay(100, 0));
+  ASSERT_TRUE(d.ok()) << d.status();
+  const PendingDecision* high = testing::FindPending(*d, "high");
+  ASSERT_NE(high, nullptr);
+  EXPECT_EQ(high->counterfactual,
+            "would start now if low were preempted (losing 120000 milli-GPU-seconds of work), "
+            "but low is expected to need 1000 s more, not above 100 % of the 1500 s high is "
+            "expected to need, so it stays (preemption.victim_remaining_percent)");
 }
 
 }  // namespace

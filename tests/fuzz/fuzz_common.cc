@@ -112,6 +112,9 @@ Policy PolicyFromBytes(std::string_view bytes, const Snapshot& snapshot) {
   const uint8_t take_back = in.Byte();
   policy.preemption.take_back_from_gpus = (take_back % 3) * 2;  // 0 (off), 2 or 4 GPUs
   policy.preemption.take_back_after_s = (take_back / 3) % 2 * 600;
+  // Shorter victims stay: off, 50 % or 100 %, whatever the priority gap or up to 2.
+  policy.preemption.victim_remaining_percent = (take_back / 6) % 3 * 50;
+  policy.preemption.victim_remaining_max_gap = (take_back / 18) % 2 * 2;
   return policy;
 }
 

@@ -307,6 +307,8 @@ TEST(PolicyJsonTest, RoundTrip) {
   p.preemption.drain_blocked_jobs = 2;
   p.preemption.take_back_from_gpus = 8;
   p.preemption.take_back_after_s = 14400;
+  p.preemption.victim_remaining_percent = 100;
+  p.preemption.victim_remaining_max_gap = 2;
   p.fair_share.usage_half_life_s = 86400;
   p.health = {true, 5, 1, 86400, 600, 2};
   p.maintenance = {3600, true};
@@ -331,6 +333,8 @@ TEST(PolicyJsonTest, RoundTrip) {
   EXPECT_EQ(parsed->preemption.drain_blocked_jobs, 2);
   EXPECT_EQ(parsed->preemption.take_back_from_gpus, 8);
   EXPECT_EQ(parsed->preemption.take_back_after_s, 14400);
+  EXPECT_EQ(parsed->preemption.victim_remaining_percent, 100);
+  EXPECT_EQ(parsed->preemption.victim_remaining_max_gap, 2);
   EXPECT_EQ(parsed->fair_share.usage_half_life_s, 86400);
   EXPECT_TRUE(parsed->health.enabled);
   EXPECT_EQ(parsed->health.xid_errors_to_cordon, 5);
@@ -374,6 +378,10 @@ TEST(PolicyJsonTest, Errors) {
        "preemption.take_back_from_gpus: expected an integer"},
       {R"({"preemption": {"take_back_after_s": "4h"}})",
        "preemption.take_back_after_s: expected an integer"},
+      {R"({"preemption": {"victim_remaining_percent": 99.5}})",
+       "preemption.victim_remaining_percent: expected an integer"},
+      {R"({"preemption": {"victim_remaining_max_gap": "2"}})",
+       "preemption.victim_remaining_max_gap: expected an integer"},
       {R"({"preemption": true})", "preemption: expected an object"},
       {R"({"preemption": {"victim_order": "oldest-first"}})",
        "preemption.victim_order: unknown value \"oldest-first\" (expected cheapest-first, "
