@@ -269,7 +269,9 @@ def test_simulate_replay_errors():
 SCENARIOS = os.path.join(SOURCE, "examples", "scenarios")
 
 
-@pytest.mark.parametrize("scenario", ["backfill", "consolidation", "health_cordon", "take_back"])
+@pytest.mark.parametrize(
+    "scenario", ["backfill", "consolidation", "health_cordon", "shorter_victim", "take_back"]
+)
 def test_apply_is_the_clis_snapshot_and_a_fixed_point(scenario, tmp_path):
     snapshot = os.path.join(SCENARIOS, scenario + ".snapshot.json")
     policy = read(os.path.join(SCENARIOS, scenario + ".policy.json"))
