@@ -267,26 +267,17 @@ std::string Fingerprint(const SnapshotIndex& index, const Policy& policy) {
   if (!policy.preemption.starving_outrank) h.Str("no starving_outrank");
   if (policy.preemption.starving_drain) h.Str("starving_drain");
   if (policy.preemption.starving_drain_past_min_runtime) h.Str("starving_drain_past_min_runtime");
-  if (policy.preemption.drain_blocked_jobs != 0) {
-    h.Str("drain_blocked_jobs");
-    h.Int(policy.preemption.drain_blocked_jobs);
-  }
-  if (policy.preemption.take_back_from_gpus != 0) {
-    h.Str("take_back_from_gpus");
-    h.Int(policy.preemption.take_back_from_gpus);
-  }
-  if (policy.preemption.take_back_after_s != 0) {
-    h.Str("take_back_after_s");
-    h.Int(policy.preemption.take_back_after_s);
-  }
-  if (policy.preemption.victim_remaining_percent != 0) {
-    h.Str("victim_remaining_percent");
-    h.Int(policy.preemption.victim_remaining_percent);
-  }
-  if (policy.preemption.victim_remaining_max_gap != 0) {
-    h.Str("victim_remaining_max_gap");
-    h.Int(policy.preemption.victim_remaining_max_gap);
-  }
+  // Options added later: named and hashed only when set, as above.
+  auto hash_if_set = [&h](std::string_view name, int64_t value) {
+    if (value == 0) return;
+    h.Str(name);
+    h.Int(value);
+  };
+  hash_if_set("drain_blocked_jobs", policy.preemption.drain_blocked_jobs);
+  hash_if_set("take_back_from_gpus", policy.preemption.take_back_from_gpus);
+  hash_if_set("take_back_after_s", policy.preemption.take_back_after_s);
+  hash_if_set("victim_remaining_percent", policy.preemption.victim_remaining_percent);
+  hash_if_set("victim_remaining_max_gap", policy.preemption.victim_remaining_max_gap);
   if (policy.preemption.max_victim_lost_s != 0 || policy.preemption.min_victim_run_s != 0) {
     h.Int(policy.preemption.max_victim_lost_s);
     h.Int(policy.preemption.min_victim_run_s);
