@@ -9,6 +9,7 @@
 #include "internal/placements.h"
 #include "internal/saturating.h"
 #include "internal/shortest_prefix.h"
+#include "order.h"
 
 namespace gpupool::internal {
 
@@ -53,8 +54,9 @@ bool Consolidator::BudgetLeft() {
 
 int64_t Consolidator::ExpectedEnd(int32_t j) const {
   const Job& job = *index_.job(j).job;
-  if (!job.runtime_estimate_s.has_value()) return kNever;
-  const int64_t remaining = std::max<int64_t>(0, *job.runtime_estimate_s - job.attained_service_s);
+  const std::optional<int64_t> work = RemainingWork(job);
+  if (!work) return kNever;
+  const int64_t remaining = *work;
   const int64_t now = index_.snapshot().now;
   return remaining > kNever - now ? kNever : now + remaining;
 }

@@ -6,6 +6,7 @@
 
 #include "internal/hash.h"
 #include "maintenance.h"
+#include "order.h"
 
 namespace gpupool::internal {
 namespace {
@@ -46,6 +47,7 @@ bool EquivalenceCache::SameShape(int32_t a_job, int32_t b_job) const {
   if (a.queue != b.queue || a.groups_by_name.size() != b.groups_by_name.size()) return false;
   if (with_priority_ && a.job->priority != b.job->priority) return false;
   if (with_estimate_ && RemainingEstimate(*a.job) != RemainingEstimate(*b.job)) return false;
+  if (with_remaining_work_ && RemainingWork(*a.job) != RemainingWork(*b.job)) return false;
   if (with_spot_ &&
       (a.job->preemptible != b.job->preemptible || a.job->spot_tolerant != b.job->spot_tolerant ||
        a.job->checkpointing.interval_s != b.job->checkpointing.interval_s)) {
@@ -66,6 +68,7 @@ uint64_t EquivalenceCache::ShapeHash(int32_t j) const {
   add(static_cast<uint64_t>(info.queue));
   if (with_priority_) add(static_cast<uint64_t>(info.job->priority));
   if (with_estimate_) add(static_cast<uint64_t>(RemainingEstimate(*info.job).value_or(-1)));
+  if (with_remaining_work_) add(static_cast<uint64_t>(RemainingWork(*info.job).value_or(-1)));
   for (int32_t g : info.groups_by_name) {
     const TaskGroup& group = info.job->groups[g];
     add(std::hash<std::string>()(group.name));

@@ -32,12 +32,15 @@ class EquivalenceCache {
   // maintenance window lies ahead: maintenance.h).
   // `with_spot`: whether the job may use spot nodes is part of it too (the pool has spot nodes,
   // spot.h), through preemptible, spot_tolerant and the checkpoint interval.
+  // `with_remaining_work`: the work the job is expected to need (RemainingWork(), order.h) is
+  // part of it (preemption.victim_remaining_percent: which victims stay depends on it).
   EquivalenceCache(const SnapshotIndex& index, bool with_priority, bool with_estimate = false,
-                   bool with_spot = false)
+                   bool with_spot = false, bool with_remaining_work = false)
       : index_(index),
         with_priority_(with_priority),
         with_estimate_(with_estimate),
-        with_spot_(with_spot) {}
+        with_spot_(with_spot),
+        with_remaining_work_(with_remaining_work) {}
 
   // The position (in the caller's list of pending decisions) of the decision of an earlier job
   // of the same shape as job j that failed, or nullopt.
@@ -57,6 +60,7 @@ class EquivalenceCache {
   const bool with_priority_;
   const bool with_estimate_;
   const bool with_spot_;
+  const bool with_remaining_work_;
   // The job FindFailure() last hashed, and its hash.
   int32_t hashed_job_ = kNone;
   uint64_t hashed_shape_ = 0;

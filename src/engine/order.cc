@@ -7,6 +7,11 @@
 
 namespace gpupool::internal {
 
+std::optional<int64_t> RemainingWork(const Job& job) {
+  if (!job.runtime_estimate_s.has_value()) return std::nullopt;
+  return std::max<int64_t>(0, *job.runtime_estimate_s - job.attained_service_s);
+}
+
 bool Starving(const Job& job, const Policy& policy, int64_t now) {
   return policy.starvation_bound_s > 0 &&
          now - job.pending_since.value_or(job.submit_time) > policy.starvation_bound_s;
@@ -46,9 +51,7 @@ void SortInJobOrder(const SnapshotIndex& index, const Policy& policy, std::vecto
         break;
       }
       case JobOrder::kShortestRemaining:
-        key.primary = job.runtime_estimate_s.has_value()
-                          ? std::max<int64_t>(0, *job.runtime_estimate_s - job.attained_service_s)
-                          : kUnknown;
+        key.primary = RemainingWork(job).value_or(kUnknown);
         break;
     }
     // The starving are served longest-waiting first.

@@ -3,6 +3,7 @@
 #define GPUPOOL_ORDER_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/container/btree_set.h"
@@ -21,6 +22,11 @@ std::vector<int32_t> OrderPendingJobs(const SnapshotIndex& index, const Policy& 
 // Has pending job `job` waited longer than the policy's starvation bound (now - pending_since,
 // which defaults to submit_time)?
 bool Starving(const Job& job, const Policy& policy, int64_t now);
+
+// The work `job` is expected to need from now: runtime_estimate_s less attained_service_s, at
+// least 0 (pending or running); nullopt without an estimate. What the shortest-remaining order
+// and preemption.victim_remaining_percent compare.
+std::optional<int64_t> RemainingWork(const Job& job);
 
 // Sorts `jobs` (dense indices, any state) into the same order.
 void SortInJobOrder(const SnapshotIndex& index, const Policy& policy, std::vector<int32_t>& jobs);

@@ -67,8 +67,9 @@ int64_t Reserver::ExpectedEnd(int32_t j, int32_t v) const {
                       !index_.restored(v) && OverrunGoesFor(j, v);
     return goes ? index_.snapshot().now : kNever;
   }
-  if (!job.runtime_estimate_s.has_value()) return kNever;
-  int64_t remaining = std::max<int64_t>(0, *job.runtime_estimate_s - job.attained_service_s);
+  const std::optional<int64_t> work = RemainingWork(job);
+  if (!work) return kNever;
+  int64_t remaining = *work;
   // A backfilled job was admitted to end by its estimate plus the margin (and is not overrun
   // before then): a reservation counts on that, not on the bare estimate.
   if (policy_.backfill.enabled && job.backfilled) {

@@ -96,7 +96,8 @@ class Cycle {
         reserver_(index, state, placer_, policy),
         windows_(windows),
         failed_shapes_(index, policy.preemption.enabled || !policy.headroom.empty(),
-                       windows.active(), index.any_spot()),
+                       windows.active(), index.any_spot(),
+                       policy.preemption.enabled && policy.preemption.victim_remaining_percent > 0),
         headroom_(index, state, policy) {
     if (windows.active()) placer_.set_window_gate(&windows);
     if (!headroom_.empty()) {

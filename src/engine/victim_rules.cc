@@ -109,31 +109,20 @@ bool VictimRules::OutranksAt(int32_t j, int32_t v, int64_t victim) const {
   return by_priority && !ShorterVictimStays(j, v, victim);
 }
 
-namespace {
-
-// The work a job is expected to need from now: its estimate less its attained service.
-int64_t ExpectedRemaining(const Job& job) {
-  return std::max<int64_t>(0, *job.runtime_estimate_s - job.attained_service_s);
-}
-
-}  // namespace
-
 bool VictimRules::ShorterVictimStays(int32_t j, int32_t v, int64_t victim) const {
   const PreemptionOptions& options = policy_.preemption;
   if (options.victim_remaining_percent <= 0 || index_.tentative(v)) return false;
   const Job& job = *index_.job(j).job;
-  const Job& running = *index_.job(v).job;
-  if (!job.runtime_estimate_s.has_value() || !running.runtime_estimate_s.has_value() ||
-      Starving(job, policy_, index_.snapshot().now)) {
-    return false;
-  }
+  const std::optional<int64_t> needs = RemainingWork(job);
+  const std::optional<int64_t> left = RemainingWork(*index_.job(v).job);
+  if (!needs || !left || Starving(job, policy_, index_.snapshot().now)) return false;
   const int64_t gap = int64_t{job.priority} - victim;
   if (options.victim_remaining_max_gap > 0 && gap > options.victim_remaining_max_gap) {
     return false;
   }
-  // remaining(v) <= percent / 100 x remaining(j), in integers.
-  return SaturatingMultiply(ExpectedRemaining(running), 100) <=
-         SaturatingMultiply(ExpectedRemaining(job), options.victim_remaining_percent);
+  // left <= percent / 100 x needs, in integers.
+  return SaturatingMultiply(*left, 100) <=
+         SaturatingMultiply(*needs, options.victim_remaining_percent);
 }
 
 std::string VictimRules::WhyShorterVictimStays(int32_t j, int32_t v) const {
@@ -143,8 +132,8 @@ std::string VictimRules::WhyShorterVictimStays(int32_t j, int32_t v) const {
   return fmt::format(
       "{} is expected to need {} s more, not above {} % of the {} s {} is expected to need, so "
       "it stays (preemption.victim_remaining_percent)",
-      running.id, ExpectedRemaining(running), policy_.preemption.victim_remaining_percent,
-      ExpectedRemaining(job), job.id);
+      running.id, *RemainingWork(running), policy_.preemption.victim_remaining_percent,
+      *RemainingWork(job), job.id);
 }
 
 bool VictimRules::TakesBack(int32_t j, int32_t v) const { return TakeBackWaitLeft(j, v) == 0; }

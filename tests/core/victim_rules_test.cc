@@ -612,5 +612,28 @@ TEST(VictimRulesTest, TheCounterfactualNamesAShorterVictim) {
             "expected to need, so it stays (preemption.victim_remaining_percent)");
 }
 
+TEST(VictimRulesTest, JobsOfOneShapeWithOtherRemainingWorkAreNotEquivalent) {
+  // n1 is full: "low" (priority 0, 4 GPUs) is expected to need 1,000 s more. "first" and
+  // "second" wait, alike but for their estimates: "first" (submitted first) needs 1,500 s, so
+  // "low" stays for it; "second" needs 500 s, so it may evict "low". The failure of "first"
+  // does not answer for "second".
+  Snapshot s = ShorterVictim(1500, 6000);
+  for (Job& j : s.jobs) {
+    if (j.id == "high") j.id = "first";
+  }
+  Job second = MakePendingJob("second", "q", GpuRequest(4000));
+  second.priority = 5;
+  second.submit_time = s.now;
+  second.runtime_estimate_s = 500;
+  s.jobs.push_back(second);
+  absl::StatusOr<Decisions> d = Schedule(s, ShorterVictimsStay(100, 0));
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->preemptions.size(), 1u);
+  EXPECT_EQ(d->preemptions[0].job, "low");
+  EXPECT_EQ(d->preemptions[0].for_job, "second");
+  EXPECT_NE(testing::FindStart(*d, "second"), nullptr);
+  EXPECT_EQ(testing::FindStart(*d, "first"), nullptr);
+}
+
 }  // namespace
 }  // namespace gpupool
